@@ -1,0 +1,73 @@
+import type { Extra, Message, TextPart } from "./parts.js";
+import type { StopReason } from "./stop-reason.js";
+import type { Usage } from "./usage.js";
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the input object. */
+  inputSchema: unknown;
+  /** e.g. Anthropic `cache_control`, `defer_loading`, `type` of server tools; OpenAI `strict`. */
+  extra?: Extra;
+}
+
+export type ToolChoice =
+  | { type: "auto"; disableParallelToolUse?: boolean }
+  | { type: "any"; disableParallelToolUse?: boolean }
+  | { type: "tool"; name: string; disableParallelToolUse?: boolean }
+  | { type: "none" };
+
+export interface ThinkingConfig {
+  type: "enabled" | "adaptive" | "disabled";
+  budgetTokens?: number;
+  /** Anthropic `display`: `summarized`, `omitted`, `updates`... */
+  display?: string;
+  extra?: Extra;
+}
+
+/** A model request, independent of the API it came in or goes out on. */
+export interface ConversationRequest {
+  model: string;
+  /** The request-level system prompt; `role` is always `system`. */
+  system?: Message;
+  messages: Message[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stopSequences?: string[];
+  stream?: boolean;
+  thinking?: ThinkingConfig;
+  /** OpenAI `reasoning_effort`, Anthropic `output_config.effort`. */
+  reasoningEffort?: string;
+  /** Anthropic `metadata.user_id`, OpenAI `user`. */
+  userId?: string;
+  /**
+   * Top-level fields of the source format that the model does not map (`output_config`,
+   * `context_management`, `service_tier`, `stream_options`...). Same-format targets carry them;
+   * other targets drop them and report it.
+   */
+  extra?: Extra;
+}
+
+/** A complete model answer. */
+export interface ConversationResponse {
+  id: string;
+  model: string;
+  /** Always `role: "assistant"`. */
+  message: Message;
+  stopReason: StopReason;
+  stopSequence?: string | null;
+  usage: Usage;
+  extra?: Extra;
+}
+
+export function systemText(system: Message | undefined): string {
+  if (!system) return "";
+  return system.parts
+    .filter((part): part is TextPart => part.type === "text")
+    .map((part) => part.text)
+    .join("\n\n");
+}

@@ -1,0 +1,43 @@
+import { describe, expect, test } from "vitest";
+import { errorTypeForStatus, InvalidRequestError, statusForErrorType } from "./errors.js";
+import { formatPath } from "./lossy.js";
+import { decodeOriginSignature, encodeOriginSignature, isOriginSignature } from "./reasoning-origin.js";
+
+describe("reasoning origin envelope", () => {
+  test("round-trips every field, details included", () => {
+    const origin = {
+      format: "openai" as const,
+      provider: "deepseek",
+      field: "reasoning_content" as const,
+      model: "deepseek-v4",
+      details: [{ type: "reasoning.encrypted", data: "xyz" }],
+    };
+    const signature = encodeOriginSignature(origin);
+    expect(isOriginSignature(signature)).toBe(true);
+    expect(decodeOriginSignature(signature)).toEqual(origin);
+  });
+
+  test("leaves real Anthropic signatures and garbage alone", () => {
+    expect(decodeOriginSignature("EqQBCgIYAh")).toBeUndefined();
+    expect(decodeOriginSignature("parley.v1.!!!")).toBeUndefined();
+    expect(decodeOriginSignature(undefined)).toBeUndefined();
+    expect(isOriginSignature("EqQBCgIYAh")).toBe(false);
+  });
+});
+
+describe("errors", () => {
+  test("status and type tables agree with Anthropic's", () => {
+    expect(errorTypeForStatus(429)).toBe("rate_limit_error");
+    expect(errorTypeForStatus(529)).toBe("overloaded_error");
+    expect(errorTypeForStatus(503)).toBe("overloaded_error");
+    expect(errorTypeForStatus(422)).toBe("invalid_request_error");
+    expect(errorTypeForStatus(502)).toBe("api_error");
+    expect(statusForErrorType("request_too_large")).toBe(413);
+  });
+
+  test("an invalid request names its path", () => {
+    const error = new InvalidRequestError("must be a string", formatPath(["messages", 5, "content", 3, "text"]));
+    expect(error.message).toBe("messages[5].content[3].text: must be a string");
+    expect(error.status).toBe(400);
+  });
+});

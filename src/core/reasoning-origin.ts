@@ -1,0 +1,40 @@
+import type { ReasoningOrigin } from "./parts.js";
+
+/**
+ * Thinking produced by an OpenAI-compatible model has no Anthropic signature, yet Anthropic clients (Claude
+ * Code among them) drop thinking blocks that lack one. Parley therefore signs such blocks with an envelope
+ * that records their origin. On the way back the envelope says where the reasoning may go: to the same
+ * provider in the field it came in, never to Anthropic as a signed block (Anthropic would answer 400
+ * "Invalid signature").
+ */
+const PREFIX = "parley.v1.";
+
+export function encodeOriginSignature(origin: ReasoningOrigin): string {
+  const payload: Record<string, unknown> = { f: origin.format };
+  if (origin.provider !== undefined) payload.p = origin.provider;
+  if (origin.field !== undefined) payload.r = origin.field;
+  if (origin.model !== undefined) payload.m = origin.model;
+  if (origin.details !== undefined) payload.d = origin.details;
+  return PREFIX + Buffer.from(JSON.stringify(payload), "utf8").toString("base64url");
+}
+
+/** The origin recorded in a Parley envelope, or undefined for any other signature. */
+export function decodeOriginSignature(signature: string | undefined): ReasoningOrigin | undefined {
+  if (signature === undefined || !signature.startsWith(PREFIX)) return undefined;
+  try {
+    const payload = JSON.parse(Buffer.from(signature.slice(PREFIX.length), "base64url").toString("utf8"));
+    if (payload === null || typeof payload !== "object") return undefined;
+    const origin: ReasoningOrigin = { format: payload.f === "anthropic" ? "anthropic" : "openai" };
+    if (typeof payload.p === "string") origin.provider = payload.p;
+    if (typeof payload.r === "string") origin.field = payload.r;
+    if (typeof payload.m === "string") origin.model = payload.m;
+    if (Array.isArray(payload.d)) origin.details = payload.d;
+    return origin;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isOriginSignature(signature: string | undefined): boolean {
+  return signature?.startsWith(PREFIX) ?? false;
+}

