@@ -1,0 +1,192 @@
+import { parseArgs } from "node:util";
+import type { LossyEntry, StreamEvent } from "../core/index.js";
+import { coreToAnthropicRequest, coreToAnthropicResponse } from "../formats/anthropic/from-core.js";
+import { anthropicRequestToCore, anthropicResponseToCore } from "../formats/anthropic/to-core.js";
+import { parseAnthropicRequest } from "../formats/anthropic/validate-request.js";
+import type { ReasoningMode } from "../formats/openai-chat/compat.js";
+import { coreToOpenAIRequest, coreToOpenAIResponse } from "../formats/openai-chat/from-core.js";
+import { openaiRequestToCore, openaiResponseToCore } from "../formats/openai-chat/to-core.js";
+import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
+import { createAnthropicStreamDecoder } from "../stream/anthropic-decoder.js";
+import { createAnthropicStreamEncoder } from "../stream/anthropic-encoder.js";
+import { createOpenAIStreamDecoder } from "../stream/openai-decoder.js";
+import { createOpenAIStreamEncoder } from "../stream/openai-encoder.js";
+import { SseDecoder } from "../stream/sse.js";
+import { type CommandIo, describeError } from "./io.js";
+
+const help = `Usage: parley convert request|response|stream --from anthropic|openai --to openai|anthropic [--reasoning MODE]
+
+Reads one JSON document (request, response) or one SSE transcript (stream) from stdin and writes it
+in the other format to stdout. What the target format cannot carry is listed on stderr.
+
+  --reasoning MODE   how thinking is written to OpenAI format: think-tags (default), reasoning_content,
+                     reasoning, reasoning_details, drop
+`;
+
+const formats = ["anthropic", "openai"] as const;
+type Format = (typeof formats)[number];
+const kinds = ["request", "response", "stream"] as const;
+type Kind = (typeof kinds)[number];
+const reasoningModes: ReasoningMode[] = ["think-tags", "reasoning_content", "reasoning", "reasoning_details", "drop"];
+
+export interface ConvertInput {
+  /** Whole stdin for documents; for streams, an async source of chunks so output flows as input arrives. */
+  text?: string;
+  chunks?: AsyncIterable<Uint8Array | string>;
+}
+
+export async function runConvert(argv: string[], io: CommandIo, input?: ConvertInput): Promise<number> {
+  let parsed: ReturnType<typeof parseConvertArgs>;
+  try {
+    parsed = parseConvertArgs(argv);
+  } catch (error) {
+    io.stderr(`parley convert: ${describeError(error)}\n\n${help}`);
+    return 2;
+  }
+  if (parsed === "help") {
+    io.stdout(help);
+    return 0;
+  }
+  const { kind, from, to, reasoning } = parsed;
+  try {
+    if (kind === "stream") {
+      const chunks = input?.chunks ?? (input?.text !== undefined ? [input.text] : process.stdin);
+      const lossy = await convertStream(chunks, from, to, reasoning, io.stdout);
+      reportLossy(lossy, io);
+      return 0;
+    }
+    const text = input?.text ?? (await readAll(process.stdin));
+    let document: unknown;
+    try {
+      document = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`stdin is not valid JSON: ${describeError(error)}`);
+    }
+    const { value, lossy } =
+      kind === "request"
+        ? convertRequest(document, from, to, reasoning)
+        : convertResponse(document, from, to, reasoning);
+    io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+    reportLossy(lossy, io);
+    return 0;
+  } catch (error) {
+    io.stderr(`parley convert: ${describeError(error)}\n`);
+    return 1;
+  }
+}
+
+function parseConvertArgs(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      from: { type: "string" },
+      to: { type: "string" },
+      reasoning: { type: "string", default: "think-tags" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help" as const;
+  const kind = positionals[0];
+  if (!kinds.includes(kind as Kind))
+    throw new Error(`the first argument must be request, response or stream (got ${kind ?? "nothing"})`);
+  const from = values.from;
+  const to = values.to;
+  if (!formats.includes(from as Format))
+    throw new Error(`--from must be anthropic or openai (got ${from ?? "nothing"})`);
+  if (!formats.includes(to as Format)) throw new Error(`--to must be anthropic or openai (got ${to ?? "nothing"})`);
+  if (!reasoningModes.includes(values.reasoning as ReasoningMode)) {
+    throw new Error(`--reasoning must be one of ${reasoningModes.join(", ")} (got ${values.reasoning})`);
+  }
+  return { kind: kind as Kind, from: from as Format, to: to as Format, reasoning: values.reasoning as ReasoningMode };
+}
+
+export function convertRequest(document: unknown, from: Format, to: Format, reasoning: ReasoningMode) {
+  const core =
+    from === "anthropic"
+      ? anthropicRequestToCore(parseAnthropicRequest(document))
+      : openaiRequestToCore(parseOpenAIRequest(document));
+  const out = to === "anthropic" ? coreToAnthropicRequest(core.value) : coreToOpenAIRequest(core.value, { reasoning });
+  return { value: out.value as unknown, lossy: [...core.lossy, ...out.lossy] };
+}
+
+export function convertResponse(document: unknown, from: Format, to: Format, reasoning: ReasoningMode) {
+  if (document === null || typeof document !== "object" || Array.isArray(document))
+    throw new Error("the response must be a JSON object");
+  const core =
+    from === "anthropic"
+      ? {
+          value: anthropicResponseToCore(document as Parameters<typeof anthropicResponseToCore>[0]),
+          lossy: [] as LossyEntry[],
+        }
+      : openaiResponseToCore(document as Parameters<typeof openaiResponseToCore>[0]);
+  const out =
+    to === "anthropic" ? coreToAnthropicResponse(core.value) : coreToOpenAIResponse(core.value, { reasoning });
+  return { value: out.value as unknown, lossy: [...core.lossy, ...out.lossy] };
+}
+
+/** Converts an SSE transcript as it arrives: each input chunk's events are written before the next is read. */
+export async function convertStream(
+  chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+  from: Format,
+  to: Format,
+  reasoning: ReasoningMode,
+  write: (text: string) => void,
+): Promise<LossyEntry[]> {
+  const sse = new SseDecoder();
+  const decoder = from === "anthropic" ? createAnthropicStreamDecoder() : createOpenAIStreamDecoder();
+  const encode = streamEncoder(to, reasoning);
+  const emit = (events: StreamEvent[]) => {
+    for (const event of events) {
+      const text = encode.event(event);
+      if (text) write(text);
+    }
+  };
+  for await (const chunk of chunks) {
+    for (const message of sse.push(chunk)) emit(decoder.push(message));
+  }
+  for (const message of sse.finish()) emit(decoder.push(message));
+  emit(decoder.finish());
+  const tail = encode.end();
+  if (tail) write(tail);
+  return [];
+}
+
+/** The OpenAI encoder needs the model name, which arrives with `message-start`; it is built then. */
+function streamEncoder(to: Format, reasoning: ReasoningMode): { event(event: StreamEvent): string; end(): string } {
+  if (to === "anthropic") {
+    const encoder = createAnthropicStreamEncoder();
+    return { event: (event) => encoder.encode(event), end: () => "" };
+  }
+  let encoder: ReturnType<typeof createOpenAIStreamEncoder> | undefined;
+  let ended = false;
+  return {
+    event(event) {
+      if (!encoder) {
+        const start = event.type === "message-start" ? event : undefined;
+        encoder = createOpenAIStreamEncoder({
+          model: start?.model ?? "unknown",
+          ...(start ? { id: start.id } : {}),
+          reasoning,
+          includeUsage: true,
+        });
+      }
+      if (event.type === "finish" || event.type === "error") ended = true;
+      return encoder.encode(event);
+    },
+    end() {
+      return encoder && ended ? encoder.done() : "";
+    },
+  };
+}
+
+function reportLossy(lossy: LossyEntry[], io: CommandIo): void {
+  for (const entry of lossy)
+    io.stderr(`parley: lossy: ${entry.path ? `${entry.path}: ` : ""}${entry.message} [${entry.code}]\n`);
+}
+
+async function readAll(stream: AsyncIterable<Uint8Array | string>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,127 @@
+import { parseArgs } from "node:util";
+import type { LossyEntry, Message } from "../core/index.js";
+import { coreToAnthropicMessages } from "../formats/anthropic/from-core.js";
+import { anthropicMessagesToCore } from "../formats/anthropic/to-core.js";
+import { parseAnthropicMessages } from "../formats/anthropic/validate-request.js";
+import type { ReasoningMode } from "../formats/openai-chat/compat.js";
+import { coreToOpenAIMessages } from "../formats/openai-chat/from-core.js";
+import { openaiRequestToCore } from "../formats/openai-chat/to-core.js";
+import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
+import { detectShape } from "../repair/normalize/detect-shape.js";
+import { type RepairTarget, repair } from "../repair/pipeline.js";
+import { type CommandIo, describeError, readStdin } from "./io.js";
+
+const help = `Usage: parley repair --for anthropic|openai [--reasoning MODE]
+
+Reads {"messages":[...]} (a history in Anthropic or OpenAI chat format; the format is detected) from
+stdin and writes {"messages":[...],"report":[...]}: the history in the target's format, repaired so the
+target API accepts it, and one report entry per change (what, why, the message index it touched).
+
+  --for anthropic   roles alternate and start with user; every tool_use is answered (a synthetic is_error
+                    result for an interrupted call) by tool_result blocks first in the next message;
+                    results for unknown calls become text; unsigned or foreign thinking becomes text;
+                    the last assistant message's signed thinking is left byte-identical
+  --for openai      every tool call is answered, tool messages right after the assistant's tool_calls
+                    (OpenAI's strict rule); orphan tool messages become text
+  --reasoning MODE  how thinking is written to OpenAI messages: think-tags (default), reasoning_content,
+                    reasoning, reasoning_details, drop
+`;
+
+const reasoningModes: ReasoningMode[] = ["think-tags", "reasoning_content", "reasoning", "reasoning_details", "drop"];
+
+export interface CommandInput extends CommandIo {
+  /** The whole of stdin; read from the process when absent. */
+  stdin?: string;
+}
+
+export async function runRepair(argv: string[], io: CommandInput): Promise<number> {
+  let options: { target: "anthropic" | "openai"; reasoning: ReasoningMode } | "help";
+  try {
+    options = parseRepairArgs(argv);
+  } catch (error) {
+    io.stderr(`parley repair: ${describeError(error)}\n\n${help}`);
+    return 2;
+  }
+  if (options === "help") {
+    io.stdout(help);
+    return 0;
+  }
+  try {
+    const document = parseJson(io.stdin ?? (await readStdin()));
+    const wire = historyOf(document);
+    const { messages, lossy } = historyToCore(wire);
+    const target: RepairTarget =
+      options.target === "anthropic"
+        ? { api: "anthropic" }
+        : { api: "openai", compat: { strictToolMessageOrder: true } };
+    const repaired = repair(messages, target);
+    const out =
+      options.target === "anthropic"
+        ? coreToAnthropicMessages(repaired.messages)
+        : coreToOpenAIMessages(repaired.messages, { reasoning: options.reasoning });
+    const report = [...repaired.report, ...[...lossy, ...out.lossy].map(lossyAsReport)];
+    io.stdout(`${JSON.stringify({ messages: out.value, report }, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    io.stderr(`parley repair: ${describeError(error)}\n`);
+    return 1;
+  }
+}
+
+function parseRepairArgs(argv: string[]): { target: "anthropic" | "openai"; reasoning: ReasoningMode } | "help" {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      for: { type: "string" },
+      reasoning: { type: "string", default: "think-tags" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return "help" as const;
+  if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'`);
+  const target = values.for;
+  if (target !== "anthropic" && target !== "openai")
+    throw new Error(`--for must be anthropic or openai (got ${target ?? "nothing"})`);
+  if (!reasoningModes.includes(values.reasoning as ReasoningMode)) {
+    throw new Error(`--reasoning must be one of ${reasoningModes.join(", ")} (got ${values.reasoning})`);
+  }
+  return { target, reasoning: values.reasoning as ReasoningMode };
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`stdin is not valid JSON: ${describeError(error)}`);
+  }
+}
+
+function historyOf(document: unknown): unknown[] {
+  const messages =
+    document !== null && typeof document === "object" ? (document as { messages?: unknown }).messages : undefined;
+  if (!Array.isArray(messages))
+    throw new Error('stdin must be a JSON object {"messages":[...]}; `messages` is missing or not an array');
+  return messages;
+}
+
+/**
+ * OpenAI format when any message says so (`tool_calls`, a `tool` message, OpenAI content parts, a reasoning
+ * field); otherwise Anthropic, which plain `{role, content}` text messages are in both formats alike.
+ */
+export function historyToCore(wire: unknown[]): { messages: Message[]; lossy: LossyEntry[] } {
+  const isOpenAI = wire.some((message) => {
+    const detected = detectShape(message);
+    return "shape" in detected && detected.shape === "openai";
+  });
+  if (!isOpenAI) return { messages: anthropicMessagesToCore(parseAnthropicMessages(wire, "messages")), lossy: [] };
+  const converted = openaiRequestToCore(parseOpenAIRequest({ model: "repair", messages: wire }));
+  const { system, messages } = converted.value;
+  return { messages: system ? [system, ...messages] : messages, lossy: converted.lossy };
+}
+
+export function lossyAsReport(entry: LossyEntry): { action: string; reason: string; path?: string } {
+  return entry.path === undefined
+    ? { action: entry.code, reason: entry.message }
+    : { action: entry.code, reason: entry.message, path: entry.path };
+}

@@ -1,0 +1,364 @@
+import type { ConversationRequest, ConversationResponse, ToolChoice, ToolDefinition } from "../../core/conversation.js";
+import { type Converted, formatPath, type LossyEntry } from "../../core/lossy.js";
+import {
+  assertNever,
+  type Extra,
+  type MediaSource,
+  type Message,
+  type Part,
+  type ThinkingPart,
+} from "../../core/parts.js";
+import { encodeOriginSignature } from "../../core/reasoning-origin.js";
+import { anthropicStopReasonFromCore } from "./map-stop-reason.js";
+import { coreUsageToAnthropic } from "./usage.js";
+import type {
+  AnthropicContentBlock,
+  AnthropicMediaSource,
+  AnthropicMessage,
+  AnthropicMessageResponse,
+  AnthropicRequestBody,
+  AnthropicTextBlock,
+  AnthropicTool,
+  AnthropicToolChoice,
+  AnthropicToolResultContentBlock,
+  AnthropicUnknownFields,
+} from "./wire-types.js";
+
+/**
+ * Core -> Anthropic wire, part by part in order. Fields in `extra` go back out as they came, except those
+ * only OpenAI knows (a request converted from Chat Completions carries them): Anthropic would reject them,
+ * so they are dropped and reported.
+ */
+
+/** Anthropic requires `max_tokens`; an OpenAI request may leave it out. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+const OPENAI_REQUEST_FIELDS: ReadonlySet<string> = new Set([
+  "frequency_penalty",
+  "presence_penalty",
+  "response_format",
+  "n",
+  "logprobs",
+  "top_logprobs",
+  "logit_bias",
+  "seed",
+  "stream_options",
+  "parallel_tool_calls",
+  "user",
+  "store",
+  "modalities",
+  "prediction",
+  "audio",
+  "max_completion_tokens",
+  "reasoning_effort",
+  "web_search_options",
+  "verbosity",
+  "prompt_cache_key",
+  "safety_identifier",
+  "functions",
+  "function_call",
+  "stop",
+  "reasoning",
+]);
+
+/** Message, part and response fields that exist only in Chat Completions. */
+const OPENAI_FIELDS: ReadonlySet<string> = new Set([
+  "name",
+  "refusal",
+  "annotations",
+  "audio",
+  "function_call",
+  "tool_calls",
+  "tool_call_id",
+  "reasoning_content",
+  "reasoning",
+  "reasoning_details",
+  "detail",
+  "object",
+  "created",
+  "system_fingerprint",
+  "choices",
+  "provider",
+  "obfuscation",
+  "x_groq",
+  "prompt_filter_results",
+  "logprobs",
+]);
+
+/** Anthropic accepts only these service tiers; OpenAI's (`default`, `flex`, `priority`) do not carry over. */
+const ANTHROPIC_SERVICE_TIERS: ReadonlySet<unknown> = new Set(["auto", "standard_only"]);
+
+interface Options {
+  /** Answers to Anthropic clients sign unsigned thinking so that clients keep it. */
+  signUnsignedThinking: boolean;
+}
+
+class Writer {
+  readonly lossy: LossyEntry[] = [];
+
+  constructor(readonly options: Options) {}
+
+  /** `target` gets the fields of `extra` Anthropic can take; the others are reported once per object. */
+  copyExtra(
+    target: AnthropicUnknownFields,
+    extra: Extra | undefined,
+    path: ReadonlyArray<string | number>,
+    openaiFields = OPENAI_FIELDS,
+  ): void {
+    if (extra === undefined) return;
+    const dropped: string[] = [];
+    for (const key in extra) {
+      if (openaiFields.has(key)) dropped.push(key);
+      else target[key] = extra[key];
+    }
+    if (dropped.length > 0) this.dropped(dropped, path);
+  }
+
+  dropped(fields: string[], path: ReadonlyArray<string | number>): void {
+    const entry: LossyEntry = {
+      code: "openai-fields-dropped",
+      message: `no Anthropic equivalent for ${fields.join(", ")}`,
+    };
+    if (path.length > 0) entry.path = formatPath(path);
+    this.lossy.push(entry);
+  }
+
+  message(message: Message, path: ReadonlyArray<string | number>): AnthropicMessage {
+    const first = message.parts[0];
+    const shorthand =
+      message.textShorthand === true &&
+      message.parts.length === 1 &&
+      first?.type === "text" &&
+      first.extra === undefined;
+    const content: AnthropicMessage["content"] = shorthand
+      ? first.text
+      : this.blocks(message.parts, [...path, "content"]);
+    const wire: AnthropicMessage = { role: message.role, content };
+    this.copyExtra(wire, message.extra, path);
+    return wire;
+  }
+
+  blocks(parts: readonly Part[], path: ReadonlyArray<string | number>): AnthropicContentBlock[] {
+    const blocks: AnthropicContentBlock[] = [];
+    for (let index = 0; index < parts.length; index++) {
+      const block = this.block(parts[index] as Part, [...path, index]);
+      if (block) blocks.push(block);
+    }
+    return blocks;
+  }
+
+  block(part: Part, path: ReadonlyArray<string | number>): AnthropicContentBlock | undefined {
+    let block: AnthropicUnknownFields & { type: string };
+    switch (part.type) {
+      case "text":
+        block = { type: "text", text: part.text };
+        break;
+      case "thinking":
+        block = { type: "thinking", thinking: part.thinking };
+        {
+          const signature = this.signatureOf(part);
+          if (signature !== undefined) block.signature = signature;
+        }
+        break;
+      case "redacted_thinking":
+        block = { type: "redacted_thinking", data: part.data };
+        break;
+      case "tool_call":
+        block = { type: "tool_use", id: part.id, name: part.name, input: this.toolInput(part.input, path) };
+        break;
+      case "tool_result":
+        block = {
+          type: "tool_result",
+          tool_use_id: part.toolCallId,
+          content: this.toolResultContent(part.content, path),
+        };
+        if (part.isError !== undefined) block.is_error = part.isError;
+        break;
+      case "image":
+      case "document":
+        block = { type: part.type, source: mediaSourceToAnthropic(part.source) };
+        break;
+      case "opaque":
+        if (part.format === "anthropic") return part.block as AnthropicContentBlock;
+        this.lossy.push({
+          code: "opaque-block-dropped",
+          message: `a ${part.format} block Anthropic cannot take was left out`,
+          path: formatPath(path),
+        });
+        return undefined;
+      default:
+        return assertNever(part, "part");
+    }
+    this.copyExtra(block, part.extra, path);
+    return block;
+  }
+
+  signatureOf(part: ThinkingPart): string | undefined {
+    if (part.signature !== undefined || !this.options.signUnsignedThinking) return part.signature;
+    return encodeOriginSignature(part.origin ?? { format: "openai" });
+  }
+
+  toolInput(input: unknown, path: ReadonlyArray<string | number>): unknown {
+    if (typeof input === "object" && input !== null && !Array.isArray(input)) return input;
+    // Anthropic's `input` is always an object; keep a stray value rather than lose it
+    this.lossy.push({
+      code: "tool-input-wrapped",
+      message: 'tool call arguments were not a JSON object; sent as {"value": ...}',
+      path: formatPath([...path, "input"]),
+    });
+    return { value: input };
+  }
+
+  toolResultContent(
+    content: string | Part[],
+    path: ReadonlyArray<string | number>,
+  ): string | AnthropicToolResultContentBlock[] {
+    if (typeof content === "string") return content;
+    return this.blocks(content, [...path, "content"]) as AnthropicToolResultContentBlock[];
+  }
+}
+
+function mediaSourceToAnthropic(source: MediaSource): AnthropicMediaSource {
+  switch (source.type) {
+    case "base64":
+    case "text":
+      return { type: source.type, media_type: source.mediaType, data: source.data };
+    case "url":
+      return { type: "url", url: source.url };
+    default:
+      return assertNever(source, "media source");
+  }
+}
+
+export function coreToAnthropicMessages(messages: Message[]): Converted<AnthropicMessage[]> {
+  const writer = new Writer({ signUnsignedThinking: false });
+  const value = messages.map((message, index) => writer.message(message, ["messages", index]));
+  return { value, lossy: writer.lossy };
+}
+
+export function coreToAnthropicRequest(request: ConversationRequest): Converted<AnthropicRequestBody> {
+  const writer = new Writer({ signUnsignedThinking: false });
+  const thinkingBudget = request.thinking?.budgetTokens ?? 0;
+  const body: AnthropicRequestBody = {
+    model: request.model,
+    max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS + thinkingBudget,
+    messages: request.messages.map((message, index) => writer.message(message, ["messages", index])),
+  };
+  if (request.system !== undefined) body.system = systemToAnthropic(request.system, writer);
+  if (request.tools !== undefined)
+    body.tools = request.tools.map((tool, index) => toolToAnthropic(tool, index, writer));
+  if (request.toolChoice !== undefined) body.tool_choice = toolChoiceToAnthropic(request.toolChoice);
+  if (request.thinking !== undefined) {
+    const { type, budgetTokens, display, extra } = request.thinking;
+    const thinking: AnthropicRequestBody["thinking"] & object = { type };
+    if (budgetTokens !== undefined) thinking.budget_tokens = budgetTokens;
+    if (display !== undefined) thinking.display = display;
+    writer.copyExtra(thinking, extra, ["thinking"]);
+    body.thinking = thinking;
+  }
+  if (request.stopSequences !== undefined) body.stop_sequences = request.stopSequences;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.topK !== undefined) body.top_k = request.topK;
+  if (request.stream !== undefined) body.stream = request.stream;
+  const extra = request.extra ?? {};
+  const dropped: string[] = [];
+  for (const key in extra) {
+    const value = extra[key];
+    if (OPENAI_REQUEST_FIELDS.has(key) || (key === "service_tier" && !ANTHROPIC_SERVICE_TIERS.has(value)))
+      dropped.push(key);
+    else if (key !== "metadata" && key !== "output_config") body[key] = value;
+  }
+  if (dropped.length > 0) writer.dropped(dropped, []);
+  const metadata = extra.metadata;
+  if (request.userId !== undefined || metadata !== undefined) {
+    body.metadata = { ...(metadata as object | undefined) };
+    if (request.userId !== undefined) body.metadata.user_id = request.userId;
+  }
+  const outputConfig = extra.output_config;
+  if (request.reasoningEffort !== undefined)
+    body.output_config = { ...(outputConfig as object | undefined), effort: request.reasoningEffort };
+  else if (outputConfig !== undefined)
+    body.output_config = outputConfig as AnthropicRequestBody["output_config"] & object;
+  return { value: body, lossy: writer.lossy };
+}
+
+function systemToAnthropic(system: Message, writer: Writer): string | AnthropicTextBlock[] {
+  const first = system.parts[0];
+  if (system.textShorthand === true && system.parts.length === 1 && first?.type === "text" && first.extra === undefined)
+    return first.text;
+  const blocks: AnthropicTextBlock[] = [];
+  system.parts.forEach((part, index) => {
+    if (part.type === "text") blocks.push(writer.block(part, ["system", index]) as AnthropicTextBlock);
+    else
+      writer.lossy.push({
+        code: "system-part-dropped",
+        message: `the system prompt takes only text; a ${part.type} part was left out`,
+        path: formatPath(["system", index]),
+      });
+  });
+  return blocks;
+}
+
+function toolToAnthropic(tool: ToolDefinition, index: number, writer: Writer): AnthropicTool {
+  const wire: AnthropicTool = { name: tool.name };
+  if (tool.description !== undefined) wire.description = tool.description;
+  if (tool.inputSchema !== undefined) wire.input_schema = tool.inputSchema;
+  writer.copyExtra(wire, tool.extra, ["tools", index]);
+  return wire;
+}
+
+function toolChoiceToAnthropic(choice: ToolChoice): AnthropicToolChoice {
+  switch (choice.type) {
+    case "none":
+      return { type: "none" };
+    case "auto":
+    case "any": {
+      const wire: { type: "auto" | "any"; disable_parallel_tool_use?: boolean } = { type: choice.type };
+      if (choice.disableParallelToolUse !== undefined) wire.disable_parallel_tool_use = choice.disableParallelToolUse;
+      return wire;
+    }
+    case "tool": {
+      const wire: AnthropicToolChoice = { type: "tool", name: choice.name };
+      if (choice.disableParallelToolUse !== undefined) wire.disable_parallel_tool_use = choice.disableParallelToolUse;
+      return wire;
+    }
+    default:
+      return assertNever(choice, "tool choice");
+  }
+}
+
+/** OpenAI usage fields that may ride in `extra.usage` of a response converted from Chat Completions. */
+const OPENAI_USAGE_FIELDS: ReadonlySet<string> = new Set([
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+  "prompt_tokens_details",
+  "completion_tokens_details",
+  "cost",
+]);
+
+/**
+ * An answer for an Anthropic client. Thinking without a signature is signed with a Parley envelope: Claude
+ * Code drops unsigned thinking, and the envelope later tells where that reasoning may be sent back.
+ */
+export function coreToAnthropicResponse(response: ConversationResponse): Converted<AnthropicMessageResponse> {
+  const writer = new Writer({ signUnsignedThinking: true });
+  const extra = response.extra ?? {};
+  const usageRest: AnthropicUnknownFields = {};
+  if (typeof extra.usage === "object" && extra.usage !== null)
+    writer.copyExtra(usageRest, extra.usage as Extra, ["usage"], OPENAI_USAGE_FIELDS);
+  const body: AnthropicMessageResponse = {
+    id: response.id,
+    type: "message",
+    role: "assistant",
+    model: response.model,
+    content: writer.blocks(response.message.parts, ["content"]),
+    stop_reason: anthropicStopReasonFromCore(response.stopReason),
+    stop_sequence: response.stopSequence ?? null,
+    usage: coreUsageToAnthropic(response.usage, usageRest),
+  };
+  const { usage: _usage, ...rest } = extra;
+  writer.copyExtra(body, rest, []);
+  return { value: body, lossy: writer.lossy };
+}

@@ -1,0 +1,170 @@
+import {
+  assertNever,
+  decodeOriginSignature,
+  formatPath,
+  isOriginSignature,
+  type Message,
+  type ReasoningOrigin,
+  type ThinkingPart,
+} from "../../core/index.js";
+import type { ReasoningMode } from "./compat.js";
+import { type EncodeContext, encodeContentPart, stripAnthropicExtra } from "./encode-context.js";
+import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
+
+type SingleField = "reasoning_content" | "reasoning";
+
+/**
+ * One core assistant message -> one OpenAI assistant message. Thinking goes where it came from when it is
+ * bound to this provider (`origin.provider === provider`, with a field), else where `mode` says; text and
+ * inline `<think>` keep block order in `content`; tool calls follow in order.
+ */
+export function assistantToOpenAI(
+  message: Message,
+  index: number,
+  mode: ReasoningMode,
+  context: EncodeContext,
+  bindToProvider: boolean,
+): OpenAIMessage {
+  const pieces: OpenAIContentPart[] = [];
+  let arrayContent = false;
+  const fields: Record<SingleField, string[]> = { reasoning_content: [], reasoning: [] };
+  const lastFieldPosition: Partial<Record<SingleField, number>> = {};
+  let interleaved = false;
+  const details: OpenAIReasoningDetail[] = [];
+  let detailsSeen = false;
+  const toolCalls: OpenAIToolCall[] = [];
+  let signatureDropped = false;
+
+  const addField = (field: SingleField, text: string, position: number) => {
+    const last = lastFieldPosition[field];
+    if (last !== undefined && last !== position - 1) interleaved = true;
+    fields[field].push(text);
+    lastFieldPosition[field] = position;
+  };
+
+  message.parts.forEach((part, partIndex) => {
+    const path = formatPath(["messages", index, "content", partIndex]);
+    switch (part.type) {
+      case "text":
+        stripAnthropicExtra(part.extra, path, context);
+        pieces.push({ type: "text", text: part.text });
+        break;
+      case "thinking": {
+        const origin = originOf(part);
+        const bound =
+          bindToProvider &&
+          origin?.format === "openai" &&
+          origin.field !== undefined &&
+          origin.provider === context.provider;
+        if (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature))
+          signatureDropped = true;
+        const target = bound ? origin!.field! : mode;
+        const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
+        switch (target) {
+          case "think-tags":
+            pieces.push({ type: "text", text: `<think>${part.thinking}</think>` });
+            break;
+          case "content-parts":
+            arrayContent = true;
+            pieces.push({ type: "thinking", thinking: [{ type: "text", text: part.thinking }] });
+            break;
+          case "reasoning_content":
+          case "reasoning":
+            addField(target, part.thinking, partIndex);
+            if (originDetails !== undefined) {
+              details.push(...(originDetails as OpenAIReasoningDetail[]));
+              detailsSeen = true;
+            }
+            break;
+          case "reasoning_details":
+            detailsSeen = true;
+            if (originDetails !== undefined) details.push(...(originDetails as OpenAIReasoningDetail[]));
+            else details.push({ type: "reasoning.text", text: part.thinking });
+            break;
+          case "drop":
+            context.lossy.push({ code: "thinking-dropped", message: "reasoning mode 'drop': thinking not sent", path });
+            break;
+          default:
+            assertNever(target, "reasoning target");
+        }
+        break;
+      }
+      case "redacted_thinking":
+        context.lossy.push({
+          code: "redacted-thinking-dropped",
+          message: "an OpenAI-compatible API cannot take redacted thinking",
+          path,
+        });
+        break;
+      case "tool_call": {
+        const { type: wireType, ...extra } = stripAnthropicExtra(part.extra, path, context) ?? {};
+        const argumentsText = part.rawInput ?? JSON.stringify(part.input ?? {});
+        toolCalls.push({
+          id: part.id,
+          type: (typeof wireType === "string" ? wireType : "function") as "function",
+          function: { name: part.name, arguments: argumentsText },
+          ...extra,
+        });
+        break;
+      }
+      case "image":
+      case "document":
+      case "opaque": {
+        const encoded = encodeContentPart(part, path, context);
+        if (encoded !== undefined) {
+          arrayContent = true;
+          pieces.push(encoded);
+        }
+        break;
+      }
+      case "tool_result":
+        context.lossy.push({
+          code: "misplaced-tool-result-dropped",
+          message: "a tool result inside an assistant message cannot be sent",
+          path,
+        });
+        break;
+      default:
+        assertNever(part, "part");
+    }
+  });
+
+  const { role: _role, ...extra } = message.extra ?? {};
+  const out: OpenAIMessage = { ...extra, role: "assistant" };
+  if (pieces.length > 0) {
+    if (arrayContent) out.content = pieces;
+    else out.content = pieces.map((piece) => (piece.type === "text" ? (piece.text as string) : "")).join("");
+  } else if (toolCalls.length === 0 && !("content" in out)) {
+    out.content = "";
+  }
+  for (const field of ["reasoning_content", "reasoning"] as const) {
+    const texts = fields[field];
+    if (texts.length > 0) out[field] = texts.join(texts.length > 1 ? "\n\n" : "");
+  }
+  if (detailsSeen) out.reasoning_details = details;
+  if (interleaved) {
+    context.lossy.push({
+      code: "reasoning-interleaving-flattened",
+      message: "thinking blocks separated by text or tool calls were joined into one reasoning field",
+      path: formatPath(["messages", index]),
+    });
+  }
+  if (signatureDropped && !context.reported.has("thinking-signature-dropped")) {
+    context.reported.add("thinking-signature-dropped");
+    context.lossy.push({
+      code: "thinking-signature-dropped",
+      message: "thinking signatures cannot be sent to an OpenAI-compatible API",
+    });
+  }
+  if (toolCalls.length > 0) out.tool_calls = toolCalls;
+  return out;
+}
+
+function originOf(part: ThinkingPart): ReasoningOrigin | undefined {
+  return part.origin ?? decodeOriginSignature(part.signature);
+}
+
+/** Details may ride in the signature envelope only (streamed answers set them there, at block end). */
+export function detailsOf(part: ThinkingPart): unknown[] | undefined {
+  return part.origin?.details ?? decodeOriginSignature(part.signature)?.details;
+}

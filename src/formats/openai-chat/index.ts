@@ -1,0 +1,7 @@
+export * from "./compat.js";
+export * from "./from-core.js";
+export * from "./map-finish-reason.js";
+export * from "./to-core.js";
+export * from "./usage.js";
+export * from "./validate-request.js";
+export type * from "./wire-types.js";

@@ -1,0 +1,173 @@
+import type { ConversationRequest, ToolChoice, ToolDefinition } from "../../core/index.js";
+import type { OpenAICompat } from "./compat.js";
+import { type EncodeContext, reportOnce } from "./encode-context.js";
+import type { OpenAIChatRequest, OpenAIFunctionTool, OpenAIMessage, OpenAIToolChoice } from "./wire-types.js";
+
+/** Request-level fields only Anthropic has: dropped and reported for an OpenAI-compatible target. */
+const ANTHROPIC_ONLY = new Set([
+  "output_config",
+  "context_management",
+  "container",
+  "service_tier",
+  "mcp_servers",
+  "metadata",
+  "cache_control",
+  "anthropic_beta",
+  "top_k",
+]);
+
+/** Everything but the messages: tools, tool choice, limits, sampling, the thinking switch, extras. */
+export function requestFieldsToOpenAI(
+  request: ConversationRequest,
+  messages: OpenAIMessage[],
+  compat: OpenAICompat | undefined,
+  context: EncodeContext,
+): OpenAIChatRequest {
+  const body: OpenAIChatRequest = { model: request.model, messages };
+  for (const [key, value] of Object.entries(request.extra ?? {})) {
+    if (ANTHROPIC_ONLY.has(key))
+      reportOnce(context, `field-dropped-${key}`, `Anthropic '${key}' has no OpenAI equivalent and was dropped`, key);
+    else body[key] = value;
+  }
+  if (request.tools !== undefined) {
+    const tools = request.tools.flatMap((tool, index) => toolToOpenAI(tool, index, context));
+    if (tools.length > 0) body.tools = tools;
+  }
+  if (request.toolChoice !== undefined) {
+    if (compat !== undefined && !compat.supportsToolChoice) {
+      context.lossy.push({
+        code: "tool-choice-dropped",
+        message: "the upstream does not take tool_choice",
+        path: "tool_choice",
+      });
+    } else {
+      body.tool_choice = toolChoiceToOpenAI(request.toolChoice);
+    }
+    if (request.toolChoice.type !== "none" && request.toolChoice.disableParallelToolUse)
+      body.parallel_tool_calls = false;
+  }
+  if (request.maxTokens !== undefined) {
+    const field = compat?.maxTokensField ?? "max_tokens";
+    const cap = compat?.maxTokensCap;
+    if (cap !== undefined && request.maxTokens > cap) {
+      body[field] = cap;
+      context.lossy.push({
+        code: "max-tokens-capped",
+        message: `max tokens ${request.maxTokens} capped at the upstream's ${cap}`,
+        path: field,
+      });
+    } else body[field] = request.maxTokens;
+  }
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.topK !== undefined) {
+    if (compat?.id === "openai") reportOnce(context, "field-dropped-top_k", "api.openai.com has no top_k", "top_k");
+    else body.top_k = request.topK;
+  }
+  if (request.stopSequences !== undefined) body.stop = request.stopSequences;
+  if (request.stream !== undefined) body.stream = request.stream;
+  if (request.stream && compat?.streamUsage) {
+    const existing = typeof body.stream_options === "object" && body.stream_options !== null ? body.stream_options : {};
+    body.stream_options = { ...existing, include_usage: true };
+  }
+  if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort;
+  if (request.userId !== undefined) body.user = request.userId;
+  if (request.thinking !== undefined) applyThinkingSwitch(request, body, compat, context);
+  return body;
+}
+
+function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContext): OpenAIFunctionTool[] {
+  const { cache_control, defer_loading, type, ...extra } = tool.extra ?? {};
+  const path = `tools[${index}]`;
+  if (typeof type === "string" && type !== "custom" && type !== "function") {
+    context.lossy.push({
+      code: "server-tool-dropped",
+      message: `Anthropic server tool '${type}' has no OpenAI equivalent`,
+      path,
+    });
+    return [];
+  }
+  if (cache_control !== undefined)
+    reportOnce(
+      context,
+      "cache_control-stripped",
+      "Anthropic 'cache_control' cannot be sent to an OpenAI-compatible API",
+      path,
+    );
+  if (defer_loading !== undefined)
+    reportOnce(context, "defer_loading-dropped", "Anthropic 'defer_loading' was dropped", path);
+  const fn: OpenAIFunctionTool["function"] = { name: tool.name };
+  if (tool.description !== undefined) fn.description = tool.description;
+  if (tool.inputSchema !== undefined) fn.parameters = tool.inputSchema;
+  return [{ type: "function", function: { ...fn, ...extra } }];
+}
+
+function toolChoiceToOpenAI(choice: ToolChoice): OpenAIToolChoice {
+  switch (choice.type) {
+    case "auto":
+      return "auto";
+    case "any":
+      return "required";
+    case "none":
+      return "none";
+    case "tool":
+      return { type: "function", function: { name: choice.name } };
+  }
+}
+
+/** Turns the request's thinking config into the upstream's own switch (compat `thinkingSwitch`). */
+function applyThinkingSwitch(
+  request: ConversationRequest,
+  body: OpenAIChatRequest,
+  compat: OpenAICompat | undefined,
+  context: EncodeContext,
+): void {
+  const thinking = request.thinking!;
+  const on = thinking.type !== "disabled";
+  const kind = compat?.thinkingSwitch.type ?? "none";
+  switch (kind) {
+    case "none":
+      if (on)
+        reportOnce(
+          context,
+          "thinking-config-dropped",
+          "the upstream has no thinking switch; the thinking config was not sent",
+          "thinking",
+        );
+      break;
+    case "chat_template_kwargs": {
+      const existing =
+        typeof body.chat_template_kwargs === "object" && body.chat_template_kwargs !== null
+          ? body.chat_template_kwargs
+          : {};
+      body.chat_template_kwargs = { ...existing, enable_thinking: on };
+      break;
+    }
+    case "reasoning_effort":
+      if (on && body.reasoning_effort === undefined) body.reasoning_effort = effortFor(thinking.budgetTokens);
+      break;
+    case "thinking":
+      body.thinking = { type: on ? "enabled" : "disabled" };
+      break;
+    case "ollama_think":
+      body.think = on;
+      break;
+    case "nemotron_system_prompt":
+      body.messages = [{ role: "system", content: `detailed thinking ${on ? "on" : "off"}` }, ...body.messages];
+      break;
+    case "openrouter_reasoning":
+      body.reasoning = on
+        ? thinking.budgetTokens !== undefined
+          ? { max_tokens: thinking.budgetTokens }
+          : { enabled: true }
+        : { enabled: false };
+      break;
+  }
+}
+
+/** A thinking budget as an OpenAI effort level. */
+function effortFor(budget: number | undefined): string {
+  if (budget === undefined) return "medium";
+  if (budget < 4096) return "low";
+  return budget < 16384 ? "medium" : "high";
+}

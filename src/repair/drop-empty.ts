@@ -1,0 +1,49 @@
+import type { Message } from "../core/index.js";
+import { entryForPart, isBlank, type Pass, rewriteParts, type Slot } from "./history.js";
+
+/**
+ * Anthropic answers 400 to an empty message ("all messages must have non-empty content except for the
+ * optional final assistant message") and to a text block with nothing but whitespace ("text content blocks
+ * must contain non-whitespace text"). Only those are removed: a thinking-only or redacted-thinking-only
+ * assistant message is an answer, not an empty message, and stays. OpenAI-compatible APIs take blank text, so
+ * for them only messages with no content at all go.
+ */
+export function isEmptyMessage(message: Message, api: "anthropic" | "openai"): boolean {
+  return message.parts.every(
+    (part) => part.type === "text" && (api === "anthropic" ? isBlank(part.text) : part.text === ""),
+  );
+}
+
+export function dropEmpty(api: "anthropic" | "openai"): Pass {
+  return (slots, report) => {
+    let out: Slot[] | undefined;
+    for (let index = 0; index < slots.length; index++) {
+      const slot = slots[index]!;
+      let kept: Slot | undefined = slot;
+      if (isEmptyMessage(slot.message, api)) {
+        report.push({
+          action: "removed-empty-message",
+          reason: `a ${slot.message.role} message with no content is rejected by the API`,
+          messageIndex: slot.source,
+        });
+        kept = undefined;
+      } else if (api === "anthropic") {
+        kept = rewriteParts(slot, (part, partIndex) => {
+          if (part.type !== "text" || !isBlank(part.text)) return undefined;
+          report.push(
+            entryForPart(
+              slot,
+              partIndex,
+              "removed-empty-block",
+              "Anthropic rejects text blocks without non-whitespace text",
+            ),
+          );
+          return [];
+        });
+      }
+      if (kept !== slot && out === undefined) out = slots.slice(0, index);
+      if (kept) out?.push(kept);
+    }
+    return out ?? slots;
+  };
+}

@@ -1,0 +1,133 @@
+import { formatPath, type Message } from "../core/index.js";
+import { isForeignThinking } from "./foreign-thinking-to-text.js";
+import { isBlank, type Violation } from "./history.js";
+import { answerOwners } from "./tool-zones.js";
+
+/**
+ * Every rule of the Anthropic Messages API a history breaks, each with the path of the message and block,
+ * worded as the API words its 400s where that wording is known. System messages in place are accepted (the
+ * gateway maps them); they split the history into runs within which roles alternate.
+ */
+export function validateAnthropic(messages: readonly Message[]): Violation[] {
+  const violations: Violation[] = [];
+  const add = (message: string, ...path: Array<string | number>) =>
+    violations.push({ path: formatPath(["messages", ...path]), message });
+  const owners = answerOwners(
+    messages.map((message) => message.role),
+    "next-message",
+  );
+  let previousRole: string | undefined;
+  let seenNonSystem = false;
+  messages.forEach((message, index) => {
+    const { role } = message;
+    if (role === "system") {
+      previousRole = undefined;
+      return;
+    }
+    if (!seenNonSystem && role !== "user") add('first message must use the "user" role', index);
+    seenNonSystem = true;
+    if (role === previousRole) {
+      add(`roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`, index);
+    }
+    previousRole = role;
+    if (message.parts.every((part) => part.type === "text" && isBlank(part.text))) {
+      add("all messages must have non-empty content except for the optional final assistant message", index);
+      return;
+    }
+    checkParts(message, index, add);
+    if (role === "assistant") checkCallsAnswered(messages, index, owners, add);
+    if (role === "user") checkResults(messages, index, owners[index]!, add);
+  });
+  return violations;
+}
+
+type Add = (message: string, ...path: Array<string | number>) => void;
+
+function checkParts(message: Message, index: number, add: Add): void {
+  message.parts.forEach((part, partIndex) => {
+    if (part.type === "text" && isBlank(part.text)) {
+      add(
+        part.text === ""
+          ? "text content blocks must be non-empty"
+          : "text content blocks must contain non-whitespace text",
+        index,
+        "content",
+        partIndex,
+      );
+    }
+    if (part.type === "thinking" || part.type === "tool_call") {
+      const name = part.type === "thinking" ? "thinking" : "tool_use";
+      if (message.role !== "assistant")
+        add(`\`${name}\` blocks can only be in assistant messages`, index, "content", partIndex);
+      else if (part.type === "thinking" && !part.signature)
+        add("Field required", index, "content", partIndex, "signature");
+      else if (part.type === "thinking" && isForeignThinking(part)) {
+        add(
+          "Invalid `signature` in `thinking` block (this thinking came from another provider)",
+          index,
+          "content",
+          partIndex,
+        );
+      }
+    }
+    if (part.type === "tool_result" && message.role !== "user") {
+      add("`tool_result` blocks can only be in user messages", index, "content", partIndex);
+    }
+  });
+}
+
+function checkCallsAnswered(messages: readonly Message[], index: number, owners: Int32Array, add: Add): void {
+  const callIds = message(messages, index)
+    .parts.filter((part) => part.type === "tool_call")
+    .map((part) => part.id);
+  if (callIds.length === 0) return;
+  let next = index + 1;
+  while (messages[next]?.role === "system") next++;
+  const answered = new Set<string>();
+  if (owners[next] === index) {
+    for (const part of message(messages, next).parts) if (part.type === "tool_result") answered.add(part.toolCallId);
+  }
+  const missing = [...new Set(callIds)].filter((id) => !answered.has(id));
+  if (missing.length > 0) {
+    add(
+      `\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+      index,
+    );
+  }
+}
+
+function checkResults(messages: readonly Message[], index: number, owner: number, add: Add): void {
+  const callIds = new Set<string>();
+  if (owner >= 0)
+    for (const part of message(messages, owner).parts) if (part.type === "tool_call") callIds.add(part.id);
+  const answered = new Set<string>();
+  let seenOther = false;
+  let resultsAfterOther = 0;
+  message(messages, index).parts.forEach((part, partIndex) => {
+    if (part.type !== "tool_result") {
+      seenOther = true;
+      return;
+    }
+    if (!callIds.has(part.toolCallId) || answered.has(part.toolCallId)) {
+      add(
+        `unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${part.toolCallId}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+        index,
+        "content",
+        partIndex,
+      );
+      return;
+    }
+    answered.add(part.toolCallId);
+    if (seenOther) resultsAfterOther++;
+  });
+  if (resultsAfterOther > 0) {
+    add(
+      `Did not find ${answered.size} tool_result block(s) at the beginning of this message. Messages following tool_use blocks must begin with a matching number of tool_result blocks.`,
+      index,
+    );
+  }
+}
+
+function message(messages: readonly Message[], index: number): Message {
+  return messages[index]!;
+}

@@ -1,0 +1,4 @@
+import { runStoreContract } from "../contract.suite.js";
+import { MemoryStore } from "./memory-store.js";
+
+runStoreContract("memory", async () => new MemoryStore());

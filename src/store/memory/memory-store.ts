@@ -1,0 +1,163 @@
+import { randomUUID } from "node:crypto";
+import type { Message, Role } from "../../core/index.js";
+import { conversationExists, conversationNotFound } from "../errors.js";
+import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { redactTrace } from "../redact.js";
+import { ageCutoff, clampLimit, summarizeTrace, traceInstant } from "../retention.js";
+import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+
+/** Rows as the SQL backends hold them: JSON text, so the memory store proves the same byte-equality. */
+interface MessageRow {
+  seq: number;
+  complete: boolean;
+  createdAt: string;
+  envelope: string;
+  parts: string[];
+}
+
+interface ConversationRow {
+  createdAt: string;
+  metadata: string;
+  nextSeq: number;
+  messages: MessageRow[];
+}
+
+interface TraceRow {
+  order: number;
+  instant: string;
+  record: string;
+  summary: TraceSummary;
+}
+
+/** `memory:` — for tests and throwaway gateways; everything is gone when the process ends. */
+export class MemoryStore implements ConversationStore {
+  private readonly conversations = new Map<string, ConversationRow>();
+  private readonly traces = new Map<string, TraceRow>();
+  private traceOrder = 0;
+  private readonly flushPolicy: FlushPolicy | undefined;
+
+  constructor(options: { flushPolicy?: FlushPolicy } = {}) {
+    this.flushPolicy = options.flushPolicy;
+  }
+
+  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+    const id = options.id ?? randomUUID();
+    if (this.conversations.has(id)) throw conversationExists(id);
+    this.conversations.set(id, {
+      createdAt: new Date().toISOString(),
+      metadata: JSON.stringify(options.metadata ?? {}),
+      nextSeq: 1,
+      messages: [],
+    });
+    return { id };
+  }
+
+  async hasConversation(id: string): Promise<boolean> {
+    return this.conversations.has(id);
+  }
+
+  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
+    const conversation = this.conversations.get(conversationId);
+    if (!conversation) throw conversationNotFound(conversationId);
+    // Encode everything before touching the conversation, so a bad message appends nothing.
+    const encoded = messages.map(encodeMessage);
+    const createdAt = new Date().toISOString();
+    return encoded.map((message) => {
+      const row: MessageRow = {
+        seq: conversation.nextSeq++,
+        complete: true,
+        createdAt,
+        envelope: message.envelope,
+        parts: message.parts,
+      };
+      conversation.messages.push(row);
+      return toStored(row);
+    });
+  }
+
+  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
+    return this.conversations.get(conversationId)?.messages.map(toStored);
+  }
+
+  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
+    const conversation = this.conversations.get(conversationId);
+    if (!conversation) throw conversationNotFound(conversationId);
+    const row: MessageRow = {
+      seq: conversation.nextSeq++,
+      complete: false,
+      createdAt: new Date().toISOString(),
+      envelope: emptyEnvelope(role),
+      parts: [],
+    };
+    conversation.messages.push(row);
+    return createStreamingWriter({
+      seq: row.seq,
+      role,
+      createdAt: row.createdAt,
+      ...(this.flushPolicy ? { policy: this.flushPolicy } : {}),
+      sink: {
+        async writeParts(changes, complete) {
+          for (const change of changes) row.parts[change.position] = change.part;
+          if (complete) row.complete = true;
+        },
+      },
+    });
+  }
+
+  async recordTrace(trace: TraceRecord): Promise<void> {
+    const redacted = redactTrace(trace);
+    const instant = traceInstant(redacted.createdAt);
+    this.traces.set(trace.id, {
+      order: this.traceOrder++,
+      instant,
+      record: JSON.stringify(redacted),
+      // Listed by the normalized instant, as the SQL backends list their indexed column.
+      summary: { ...summarizeTrace(redacted), createdAt: instant },
+    });
+  }
+
+  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
+    return this.newestFirst()
+      .slice(0, clampLimit(options.limit))
+      .map((row) => ({ ...row.summary }));
+  }
+
+  async getTrace(id: string): Promise<TraceRecord | undefined> {
+    const row = this.traces.get(id);
+    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  }
+
+  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
+    const rows = this.newestFirst();
+    const cutoff = policy.maxAgeMs === undefined ? undefined : ageCutoff(policy.maxAgeMs);
+    let removed = 0;
+    rows.forEach((row, rank) => {
+      const tooOld = cutoff !== undefined && row.instant < cutoff;
+      const tooMany = policy.maxCount !== undefined && rank >= policy.maxCount;
+      if (!tooOld && !tooMany) return;
+      this.traces.delete(row.summary.id);
+      removed++;
+    });
+    return removed;
+  }
+
+  async close(): Promise<void> {}
+
+  private newestFirst(): TraceRow[] {
+    return [...this.traces.values()].sort((a, b) =>
+      a.instant === b.instant ? b.order - a.order : a.instant < b.instant ? 1 : -1,
+    );
+  }
+}
+
+function toStored(row: MessageRow): StoredMessage {
+  // Parts a crash left unwritten are holes in the array; the SQL backends never return them either.
+  const parts = row.parts.filter((part): part is string => part !== undefined);
+  return {
+    seq: row.seq,
+    message: decodeMessage(row.envelope, parts),
+    complete: row.complete,
+    createdAt: row.createdAt,
+  };
+}

@@ -1,0 +1,75 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { InvalidRequestError } from "../core/index.js";
+import { MemoryStore } from "./memory/memory-store.js";
+import { PostgresStore } from "./postgres/postgres-store.js";
+import { DEFAULT_TRACE_RETENTION, type TraceRetention } from "./retention.js";
+import { SqliteStore } from "./sqlite/sqlite-store.js";
+import type { FlushPolicy } from "./streaming-writer.js";
+import type { ConversationStore } from "./types.js";
+
+export interface OpenStoreOptions {
+  /** Traces older or beyond this are pruned when the store opens; `false` keeps everything. */
+  traceRetention?: TraceRetention | false;
+  /** When a streamed answer is written; the default is every 50 ms or 64 events. */
+  flushPolicy?: FlushPolicy;
+  /** PostgreSQL pool size (default 10). */
+  maxConnections?: number;
+}
+
+export const STORE_URL_FORMS = "sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DATABASE or memory:";
+
+/**
+ * Opens the store a URL names: `sqlite:PATH` (the embedded default; the folder is created), `postgres://...`
+ * or `postgresql://...` (a pool shared by several gateways), `memory:`. Migrations run on open.
+ */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<ConversationStore> {
+  const store = await openBackend(url, options);
+  const retention = options.traceRetention ?? DEFAULT_TRACE_RETENTION;
+  if (retention !== false) {
+    try {
+      await store.pruneTraces(retention);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
+}
+
+async function openBackend(url: string, options: OpenStoreOptions): Promise<ConversationStore> {
+  const storeOptions = options.flushPolicy ? { flushPolicy: options.flushPolicy } : {};
+  if (url === "memory:" || url === "memory://") return new MemoryStore(storeOptions);
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/|\.)/, "");
+    if (path === "") throw badUrl(url, "sqlite: needs a file path, e.g. sqlite:./.parley/parley.db");
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    const database = new Database(path);
+    try {
+      return new SqliteStore(database, storeOptions);
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+  }
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+    // An idle connection the server dropped is discarded by the pool; the next query opens a new one.
+    pool.on("error", () => {});
+    try {
+      return await PostgresStore.open(pool, storeOptions);
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw error;
+    }
+  }
+  throw badUrl(url, `expected ${STORE_URL_FORMS}`);
+}
+
+function badUrl(url: string, expected: string): InvalidRequestError {
+  // A URL may carry a password; show only the scheme.
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? JSON.stringify(url.slice(0, 20));
+  return new InvalidRequestError(`unsupported store URL (${scheme}): ${expected}`, "store");
+}

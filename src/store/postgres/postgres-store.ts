@@ -1,0 +1,299 @@
+import { randomUUID } from "node:crypto";
+import type { Message, Role } from "../../core/index.js";
+import { conversationExists, conversationNotFound } from "../errors.js";
+import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import type { PartChange } from "../part-builder.js";
+import { redactTrace } from "../redact.js";
+import { ageCutoff, clampLimit, traceInstant } from "../retention.js";
+import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import { postgresMigrations } from "./migrations.js";
+
+/** The part of a PostgreSQL driver this store calls (`pg.Pool` fits it). */
+export interface PostgresQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+export interface PostgresClient extends PostgresQueryable {
+  release(error?: Error | boolean): void;
+}
+
+export interface PostgresPool extends PostgresQueryable {
+  connect(): Promise<PostgresClient>;
+  end(): Promise<void>;
+}
+
+interface LoadedRow {
+  seq: number;
+  complete: boolean;
+  created_at: string;
+  extra: string;
+  parts: string;
+}
+
+interface TraceSummaryRow {
+  id: string;
+  request_id: string;
+  created_at: Date;
+  route: string;
+  provider: string | null;
+  model: string | null;
+  status: number | null;
+}
+
+/** Any constant works; it only has to be the same in every Parley process sharing the database. */
+const MIGRATION_LOCK = 0x7061726c6579; // "parley"
+
+/**
+ * `postgres://...`. Every sequence number comes from the conversation row's `next_seq`, incremented in the
+ * writing transaction: the row lock that update takes serializes appends to one conversation across every
+ * pool and process, while appends to different conversations run side by side.
+ */
+export class PostgresStore implements ConversationStore {
+  private readonly pool: PostgresPool;
+  private readonly flushPolicy: FlushPolicy | undefined;
+
+  private constructor(pool: PostgresPool, options: { flushPolicy?: FlushPolicy }) {
+    this.pool = pool;
+    this.flushPolicy = options.flushPolicy;
+  }
+
+  /** Applies missing migrations, then returns the store. */
+  static async open(pool: PostgresPool, options: { flushPolicy?: FlushPolicy } = {}): Promise<PostgresStore> {
+    await migrate(pool);
+    return new PostgresStore(pool, options);
+  }
+
+  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+    const id = options.id ?? randomUUID();
+    const result = await this.pool.query(
+      "INSERT INTO conversations (id, created_at, metadata) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {})],
+    );
+    if (result.rowCount === 0) throw conversationExists(id);
+    return { id };
+  }
+
+  async hasConversation(id: string): Promise<boolean> {
+    const result = await this.pool.query("SELECT 1 FROM conversations WHERE id = $1", [id]);
+    return result.rows.length > 0;
+  }
+
+  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
+    const encoded = messages.map(encodeMessage);
+    const createdAt = new Date().toISOString();
+    const messageOffsets: number[] = [];
+    const positions: number[] = [];
+    const parts: string[] = [];
+    encoded.forEach((message, offset) => {
+      message.parts.forEach((part, position) => {
+        messageOffsets.push(offset);
+        positions.push(position);
+        parts.push(part);
+      });
+    });
+    // One statement, so one round trip and one implicit transaction: the UPDATE's row lock serializes
+    // writers to this conversation until the messages and parts are in.
+    const result = await this.pool.query(
+      `WITH reserved AS (
+         UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2 AS first_seq
+       ), inserted AS (
+         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
+         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra
+         FROM reserved, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (role, extra, offset_in_call)
+         RETURNING id, seq
+       ), written AS (
+         INSERT INTO parts (message_id, position, part)
+         SELECT inserted.id, p.position, p.part
+         FROM unnest($6::integer[], $7::integer[], $8::text[]) AS p (message_offset, position, part)
+         JOIN inserted ON inserted.seq = (SELECT first_seq FROM reserved) + p.message_offset
+         RETURNING 1
+       )
+       SELECT first_seq, (SELECT count(*) FROM written) AS parts_written FROM reserved`,
+      [
+        conversationId,
+        encoded.length,
+        createdAt,
+        encoded.map((message) => message.role),
+        encoded.map((message) => message.envelope),
+        messageOffsets,
+        positions,
+        parts,
+      ],
+    );
+    const row = result.rows[0] as { first_seq: number } | undefined;
+    if (!row) throw conversationNotFound(conversationId);
+    return encoded.map((message, offset) => ({
+      seq: row.first_seq + offset,
+      message: decodeMessage(message.envelope, message.parts),
+      complete: true,
+      createdAt,
+    }));
+  }
+
+  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
+    // One statement reads one snapshot, even while another process streams into the conversation. Parts
+    // come joined into one JSON array text per message, so each message costs one parse.
+    const result = await this.pool.query(
+      `SELECT m.seq, m.complete, m.extra,
+         to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+         '[' || coalesce((SELECT string_agg(p.part, ',' ORDER BY p.position) FROM parts p WHERE p.message_id = m.id), '') || ']' AS parts
+       FROM messages m WHERE m.conversation_id = $1 ORDER BY m.seq`,
+      [conversationId],
+    );
+    const rows = result.rows as LoadedRow[];
+    if (rows.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
+    return rows.map((row) => ({
+      seq: row.seq,
+      message: decodeMessageWithParts(row.extra, row.parts),
+      complete: row.complete,
+      createdAt: row.created_at,
+    }));
+  }
+
+  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
+    const createdAt = new Date().toISOString();
+    const result = await this.pool.query(
+      `WITH reserved AS (
+         UPDATE conversations SET next_seq = next_seq + 1 WHERE id = $1 RETURNING next_seq - 1 AS seq
+       )
+       INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
+       SELECT $1, reserved.seq, $2, false, $3, $4 FROM reserved RETURNING id, seq`,
+      [conversationId, role, createdAt, emptyEnvelope(role)],
+    );
+    const row = result.rows[0] as { id: string; seq: number } | undefined;
+    if (!row) throw conversationNotFound(conversationId);
+    return createStreamingWriter({
+      seq: row.seq,
+      role,
+      createdAt,
+      ...(this.flushPolicy ? { policy: this.flushPolicy } : {}),
+      sink: { writeParts: (changes, complete) => this.writeParts(row.id, changes, complete) },
+    });
+  }
+
+  async recordTrace(trace: TraceRecord): Promise<void> {
+    const redacted = redactTrace(trace);
+    await this.pool.query(
+      `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
+         route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
+         record = excluded.record`,
+      [
+        redacted.id,
+        redacted.requestId,
+        traceInstant(redacted.createdAt),
+        redacted.route,
+        redacted.provider ?? null,
+        redacted.model ?? null,
+        redacted.status ?? null,
+        JSON.stringify(redacted),
+      ],
+    );
+  }
+
+  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
+    const result = await this.pool.query(
+      "SELECT id, request_id, created_at, route, provider, model, status FROM traces ORDER BY created_at DESC, seq DESC LIMIT $1",
+      [clampLimit(options.limit)],
+    );
+    return (result.rows as TraceSummaryRow[]).map((row) => {
+      const summary: TraceSummary = {
+        id: row.id,
+        requestId: row.request_id,
+        createdAt: row.created_at.toISOString(),
+        route: row.route,
+      };
+      if (row.provider !== null) summary.provider = row.provider;
+      if (row.model !== null) summary.model = row.model;
+      if (row.status !== null) summary.status = row.status;
+      return summary;
+    });
+  }
+
+  async getTrace(id: string): Promise<TraceRecord | undefined> {
+    const result = await this.pool.query("SELECT record FROM traces WHERE id = $1", [id]);
+    const row = result.rows[0] as { record: string } | undefined;
+    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  }
+
+  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
+    return this.transaction(async (client) => {
+      let removed = 0;
+      if (policy.maxAgeMs !== undefined) {
+        const result = await client.query("DELETE FROM traces WHERE created_at < $1", [ageCutoff(policy.maxAgeMs)]);
+        removed += result.rowCount ?? 0;
+      }
+      if (policy.maxCount !== undefined) {
+        const result = await client.query(
+          "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC OFFSET $1)",
+          [Math.max(0, Math.floor(policy.maxCount))],
+        );
+        removed += result.rowCount ?? 0;
+      }
+      return removed;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /** One statement, so one implicit transaction: the parts and the completion mark land together. */
+  private async writeParts(messageId: string, changes: readonly PartChange[], complete: boolean): Promise<void> {
+    await this.pool.query(
+      `WITH written AS (
+         INSERT INTO parts (message_id, position, part)
+         SELECT $1, t.position, t.part FROM unnest($2::integer[], $3::text[]) AS t (position, part)
+         ON CONFLICT (message_id, position) DO UPDATE SET part = excluded.part
+         RETURNING 1
+       )
+       UPDATE messages SET complete = true WHERE id = $1 AND $4::boolean`,
+      [messageId, changes.map((change) => change.position), changes.map((change) => change.part), complete],
+    );
+  }
+
+  private async transaction<T>(work: (client: PostgresClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      client.release();
+      return result;
+    } catch (error) {
+      // A failed rollback means a broken connection: destroy it rather than return it to the pool.
+      await client.query("ROLLBACK").then(
+        () => client.release(),
+        (rollbackError: unknown) => client.release(rollbackError instanceof Error ? rollbackError : true),
+      );
+      throw error;
+    }
+  }
+}
+
+/** Applies missing steps under an advisory lock, so gateways starting together never race on the schema. */
+export async function migrate(pool: PostgresPool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)",
+    );
+    const applied = await client.query("SELECT version FROM schema_migrations");
+    const versions = new Set((applied.rows as Array<{ version: number }>).map((row) => row.version));
+    for (const migration of postgresMigrations) {
+      if (versions.has(migration.version)) continue;
+      await client.query(migration.sql);
+      await client.query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, now())", [migration.version]);
+    }
+    await client.query("COMMIT");
+    client.release();
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    client.release(true);
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+import type { TraceRecord } from "./types.js";
+
+/**
+ * Traces hold whole requests, so they would hold API keys. Before a trace is written, header values under
+ * a credential name and anything shaped like a key (`sk-...`, `Bearer ...`, `?key=...`) are replaced.
+ */
+export const REDACTED = "[redacted]";
+
+const credentialNames: ReadonlySet<string> = new Set([
+  "authorization",
+  "proxy-authorization",
+  "x-api-key",
+  "api-key",
+  "x-goog-api-key",
+  "cookie",
+  "set-cookie",
+  "upstream-key",
+  "apikey",
+  "api_key",
+]);
+
+const keyPatterns: ReadonlyArray<[RegExp, string]> = [
+  [/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],
+  [/\bsk-[A-Za-z0-9_-]{8,}/g, `sk-${REDACTED}`],
+  [/([?&](?:key|api_key|apikey|access_token)=)[^&\s"']+/gi, `$1${REDACTED}`],
+];
+
+export function isCredentialName(name: string): boolean {
+  return credentialNames.has(name.toLowerCase());
+}
+
+export function redactText(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of keyPatterns) out = out.replace(pattern, replacement);
+  return out;
+}
+
+/** A deep copy of `value` with credentials replaced; the input is not modified. */
+export function redactValue(value: unknown): unknown {
+  if (typeof value === "string") return redactText(value);
+  if (Array.isArray(value)) {
+    // Headers as `[name, value]` pairs (undici, `Headers.entries()`).
+    if (value.length === 2 && typeof value[0] === "string" && isCredentialName(value[0])) return [value[0], REDACTED];
+    return value.map(redactValue);
+  }
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) {
+      out[key] = isCredentialName(key) && inner !== null && inner !== undefined ? REDACTED : redactValue(inner);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function redactTrace(trace: TraceRecord): TraceRecord {
+  return redactValue(trace) as TraceRecord;
+}

@@ -1,0 +1,45 @@
+import type { Migration } from "../migration.js";
+
+/** The SQLite schema, one numbered step at a time. */
+export const sqliteMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: "conversations, messages, parts, traces",
+    sql: `
+      CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        next_seq INTEGER NOT NULL DEFAULT 1
+      );
+      CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        complete INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        extra TEXT NOT NULL,
+        UNIQUE (conversation_id, seq)
+      );
+      CREATE TABLE parts (
+        message_id INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        part TEXT NOT NULL,
+        PRIMARY KEY (message_id, position)
+      ) WITHOUT ROWID;
+      CREATE TABLE traces (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        request_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        route TEXT NOT NULL,
+        provider TEXT,
+        model TEXT,
+        status INTEGER,
+        record TEXT NOT NULL
+      );
+      CREATE INDEX traces_created_at ON traces (created_at, seq);
+    `,
+  },
+];

@@ -1,0 +1,271 @@
+import { randomUUID } from "node:crypto";
+import type { Message, Role } from "../../core/index.js";
+import { conversationExists, conversationNotFound } from "../errors.js";
+import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import type { PartChange } from "../part-builder.js";
+import { redactTrace } from "../redact.js";
+import { ageCutoff, clampLimit, traceInstant } from "../retention.js";
+import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import { sqliteMigrations } from "./migrations.js";
+
+/** The part of a SQLite driver this store calls (better-sqlite3 fits it). */
+export interface SqliteStatement {
+  run(...parameters: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+  get(...parameters: unknown[]): unknown;
+  all(...parameters: unknown[]): unknown[];
+}
+
+export interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): unknown;
+  pragma(source: string): unknown;
+  close(): unknown;
+}
+
+interface LoadedRow {
+  seq: number;
+  complete: number;
+  created_at: string;
+  extra: string;
+  parts: string;
+}
+
+interface TraceSummaryRow {
+  id: string;
+  request_id: string;
+  created_at: string;
+  route: string;
+  provider: string | null;
+  model: string | null;
+  status: number | null;
+}
+
+/**
+ * `sqlite:PATH`. The driver is synchronous, so a transaction runs without yielding and no two calls of one
+ * process interleave; `BEGIN IMMEDIATE` takes the write lock up front, so two processes on one file
+ * serialize (waiting up to `busy_timeout`) instead of failing at commit.
+ */
+export class SqliteStore implements ConversationStore {
+  private readonly database: SqliteDatabase;
+  private readonly flushPolicy: FlushPolicy | undefined;
+  private readonly statements;
+
+  constructor(database: SqliteDatabase, options: { flushPolicy?: FlushPolicy } = {}) {
+    this.database = database;
+    this.flushPolicy = options.flushPolicy;
+    database.pragma("journal_mode = WAL");
+    // In WAL mode NORMAL loses no committed transaction to a process crash, only to a power cut.
+    database.pragma("synchronous = NORMAL");
+    database.pragma("busy_timeout = 10000");
+    database.pragma("foreign_keys = ON");
+    migrate(database);
+    const prepare = (sql: string) => database.prepare(sql);
+    this.statements = {
+      begin: prepare("BEGIN IMMEDIATE"),
+      commit: prepare("COMMIT"),
+      rollback: prepare("ROLLBACK"),
+      insertConversation: prepare(
+        "INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+      ),
+      hasConversation: prepare("SELECT 1 FROM conversations WHERE id = ?"),
+      reserveSeq: prepare("UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? RETURNING next_seq"),
+      insertMessage: prepare(
+        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra) VALUES (?, ?, ?, ?, ?, ?)",
+      ),
+      insertPart: prepare("INSERT INTO parts (message_id, position, part) VALUES (?, ?, ?)"),
+      upsertPart: prepare(
+        "INSERT INTO parts (message_id, position, part) VALUES (?, ?, ?) ON CONFLICT (message_id, position) DO UPDATE SET part = excluded.part",
+      ),
+      markComplete: prepare("UPDATE messages SET complete = 1 WHERE id = ?"),
+      load: prepare(
+        `SELECT m.seq, m.complete, m.created_at, m.extra,
+           '[' || coalesce((SELECT group_concat(p.part, ',' ORDER BY p.position) FROM parts p WHERE p.message_id = m.id), '') || ']' AS parts
+         FROM messages m WHERE m.conversation_id = ? ORDER BY m.seq`,
+      ),
+      upsertTrace: prepare(
+        `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
+           route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
+           record = excluded.record`,
+      ),
+      listTraces: prepare(
+        "SELECT id, request_id, created_at, route, provider, model, status FROM traces ORDER BY created_at DESC, seq DESC LIMIT ?",
+      ),
+      getTrace: prepare("SELECT record FROM traces WHERE id = ?"),
+      pruneByAge: prepare("DELETE FROM traces WHERE created_at < ?"),
+      pruneByCount: prepare(
+        "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC LIMIT -1 OFFSET ?)",
+      ),
+    };
+  }
+
+  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+    const id = options.id ?? randomUUID();
+    const result = this.statements.insertConversation.run(
+      id,
+      new Date().toISOString(),
+      JSON.stringify(options.metadata ?? {}),
+    );
+    if (result.changes === 0) throw conversationExists(id);
+    return { id };
+  }
+
+  async hasConversation(id: string): Promise<boolean> {
+    return this.statements.hasConversation.get(id) !== undefined;
+  }
+
+  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
+    const encoded = messages.map(encodeMessage);
+    const createdAt = new Date().toISOString();
+    return this.transaction(() => {
+      const firstSeq = this.reserveSeqs(conversationId, encoded.length);
+      return encoded.map((message, offset) => {
+        const seq = firstSeq + offset;
+        const { lastInsertRowid } = this.statements.insertMessage.run(
+          conversationId,
+          seq,
+          message.role,
+          1,
+          createdAt,
+          message.envelope,
+        );
+        message.parts.forEach((part, position) => {
+          this.statements.insertPart.run(lastInsertRowid, position, part);
+        });
+        return { seq, message: decodeMessage(message.envelope, message.parts), complete: true, createdAt };
+      });
+    });
+  }
+
+  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
+    // One statement reads one snapshot, even while another process streams into the conversation. Parts
+    // come joined into one JSON array text per message, so each message costs one parse.
+    const rows = this.statements.load.all(conversationId) as LoadedRow[];
+    if (rows.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
+    return rows.map((row) => ({
+      seq: row.seq,
+      message: decodeMessageWithParts(row.extra, row.parts),
+      complete: row.complete === 1,
+      createdAt: row.created_at,
+    }));
+  }
+
+  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
+    const createdAt = new Date().toISOString();
+    const { seq, messageId } = this.transaction(() => {
+      const reserved = this.reserveSeqs(conversationId, 1);
+      const { lastInsertRowid } = this.statements.insertMessage.run(
+        conversationId,
+        reserved,
+        role,
+        0,
+        createdAt,
+        emptyEnvelope(role),
+      );
+      return { seq: reserved, messageId: lastInsertRowid };
+    });
+    return createStreamingWriter({
+      seq,
+      role,
+      createdAt,
+      ...(this.flushPolicy ? { policy: this.flushPolicy } : {}),
+      sink: { writeParts: async (changes, complete) => this.writeParts(messageId, changes, complete) },
+    });
+  }
+
+  async recordTrace(trace: TraceRecord): Promise<void> {
+    const redacted = redactTrace(trace);
+    this.statements.upsertTrace.run(
+      redacted.id,
+      redacted.requestId,
+      traceInstant(redacted.createdAt),
+      redacted.route,
+      redacted.provider ?? null,
+      redacted.model ?? null,
+      redacted.status ?? null,
+      JSON.stringify(redacted),
+    );
+  }
+
+  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
+    const rows = this.statements.listTraces.all(clampLimit(options.limit)) as TraceSummaryRow[];
+    return rows.map(summaryFromRow);
+  }
+
+  async getTrace(id: string): Promise<TraceRecord | undefined> {
+    const row = this.statements.getTrace.get(id) as { record: string } | undefined;
+    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  }
+
+  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
+    return this.transaction(() => {
+      let removed = 0;
+      if (policy.maxAgeMs !== undefined) removed += this.statements.pruneByAge.run(ageCutoff(policy.maxAgeMs)).changes;
+      if (policy.maxCount !== undefined) {
+        removed += this.statements.pruneByCount.run(Math.max(0, Math.floor(policy.maxCount))).changes;
+      }
+      return removed;
+    });
+  }
+
+  async close(): Promise<void> {
+    this.database.close();
+  }
+
+  private writeParts(messageId: number | bigint, changes: readonly PartChange[], complete: boolean): void {
+    this.transaction(() => {
+      for (const change of changes) this.statements.upsertPart.run(messageId, change.position, change.part);
+      if (complete) this.statements.markComplete.run(messageId);
+    });
+  }
+
+  /** Reserves `count` sequence numbers on the conversation row; the first one comes back. */
+  private reserveSeqs(conversationId: string, count: number): number {
+    const row = this.statements.reserveSeq.get(count, conversationId) as { next_seq: number } | undefined;
+    if (!row) throw conversationNotFound(conversationId);
+    return row.next_seq - count;
+  }
+
+  private transaction<T>(work: () => T): T {
+    this.statements.begin.run();
+    try {
+      const result = work();
+      this.statements.commit.run();
+      return result;
+    } catch (error) {
+      this.statements.rollback.run();
+      throw error;
+    }
+  }
+}
+
+function summaryFromRow(row: TraceSummaryRow): TraceSummary {
+  const summary: TraceSummary = { id: row.id, requestId: row.request_id, createdAt: row.created_at, route: row.route };
+  if (row.provider !== null) summary.provider = row.provider;
+  if (row.model !== null) summary.model = row.model;
+  if (row.status !== null) summary.status = row.status;
+  return summary;
+}
+
+/** Applies the steps this database lacks, each in its own write transaction, so two processes never race. */
+export function migrate(database: SqliteDatabase): void {
+  database.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+  for (const migration of sqliteMigrations) {
+    database.exec("BEGIN IMMEDIATE");
+    try {
+      const applied = database.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").get(migration.version);
+      if (applied === undefined) {
+        database.exec(migration.sql);
+        database
+          .prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)")
+          .run(migration.version, new Date().toISOString());
+      }
+      database.exec("COMMIT");
+    } catch (error) {
+      database.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,217 @@
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { encodeOriginSignature } from "../core/reasoning-origin.js";
+import type { StreamEvent } from "../core/stream-events.js";
+import { accumulate, createAccumulator, parseToolInput, StreamOrderError } from "./accumulate.js";
+
+const start: StreamEvent = { type: "message-start", id: "msg_1", model: "m", usage: { inputTokens: 3 } };
+const finish: StreamEvent = {
+  type: "finish",
+  stopReason: { unified: "end_turn", raw: "end_turn" },
+  stopSequence: null,
+  usage: { inputTokens: 3, outputTokens: 8 },
+};
+
+describe("accumulate", () => {
+  test("folds blocks in order, signatures replace, tool input parses at block end", () => {
+    const response = accumulate([
+      start,
+      { type: "block-start", index: 0, part: { type: "thinking", thinking: "" } },
+      { type: "thinking-delta", index: 0, thinking: "a" },
+      { type: "thinking-delta", index: 0, thinking: "b" },
+      { type: "signature", index: 0, signature: "old" },
+      { type: "signature", index: 0, signature: "new" },
+      { type: "block-end", index: 0 },
+      { type: "block-start", index: 1, part: { type: "text", text: "" } },
+      { type: "text-delta", index: 1, text: "hello " },
+      { type: "text-delta", index: 1, text: "world" },
+      { type: "block-end", index: 1 },
+      { type: "block-start", index: 2, part: { type: "tool_call", id: "t", name: "f", input: {} } },
+      { type: "tool-input-delta", index: 2, partialJson: '{"q": "x", ' },
+      { type: "tool-input-delta", index: 2, partialJson: '"n": [1, 2]}' },
+      { type: "block-end", index: 2 },
+      finish,
+    ]);
+    expect(response).toEqual({
+      id: "msg_1",
+      model: "m",
+      message: {
+        role: "assistant",
+        parts: [
+          { type: "thinking", thinking: "ab", signature: "new" },
+          { type: "text", text: "hello world" },
+          { type: "tool_call", id: "t", name: "f", input: { q: "x", n: [1, 2] } },
+        ],
+      },
+      stopReason: { unified: "end_turn", raw: "end_turn" },
+      stopSequence: null,
+      usage: { inputTokens: 3, outputTokens: 8 },
+    });
+  });
+
+  test("a Parley envelope as signature sets the thinking origin", () => {
+    const origin = { format: "openai" as const, provider: "kimi", field: "reasoning" as const };
+    const response = accumulate([
+      start,
+      { type: "block-start", index: 0, part: { type: "thinking", thinking: "t" } },
+      { type: "signature", index: 0, signature: encodeOriginSignature(origin) },
+      { type: "block-end", index: 0 },
+      finish,
+    ]);
+    expect(response.message.parts[0]).toMatchObject({ type: "thinking", origin });
+  });
+
+  test("invalid tool JSON keeps the raw text and gets a repaired input, or {} when beyond repair", () => {
+    expect(parseToolInput('{"city": "Paris"')).toEqual({ input: { city: "Paris" }, rawInput: '{"city": "Paris"' });
+    expect(parseToolInput("{}")).toEqual({ input: {} });
+    const broken = parseToolInput("}}}{{{:::");
+    expect(broken.rawInput).toBe("}}}{{{:::");
+    expect(broken.input).toEqual({});
+    const response = accumulate([
+      start,
+      { type: "block-start", index: 0, part: { type: "tool_call", id: "t", name: "f", input: {} } },
+      { type: "tool-input-delta", index: 0, partialJson: "{'a': 1,}" },
+      { type: "block-end", index: 0 },
+      finish,
+    ]);
+    expect(response.message.parts[0]).toEqual({
+      type: "tool_call",
+      id: "t",
+      name: "f",
+      input: { a: 1 },
+      rawInput: "{'a': 1,}",
+    });
+  });
+
+  test("citations_delta adds citations to its text block; server tools take streamed input", () => {
+    const citation = { type: "web_search_result_location", url: "https://example.org" };
+    const response = accumulate([
+      start,
+      {
+        type: "block-start",
+        index: 0,
+        part: {
+          type: "opaque",
+          format: "anthropic",
+          block: { type: "server_tool_use", id: "s", name: "web_search", input: {} },
+        },
+      },
+      { type: "tool-input-delta", index: 0, partialJson: '{"query":"q"}' },
+      { type: "block-end", index: 0 },
+      { type: "block-start", index: 1, part: { type: "text", text: "" } },
+      { type: "opaque-delta", index: 1, delta: { type: "citations_delta", citation } },
+      { type: "text-delta", index: 1, text: "cited" },
+      { type: "block-end", index: 1 },
+      finish,
+    ]);
+    expect(response.message.parts).toEqual([
+      {
+        type: "opaque",
+        format: "anthropic",
+        block: { type: "server_tool_use", id: "s", name: "web_search", input: { query: "q" } },
+      },
+      { type: "text", text: "cited", extra: { citations: [citation] } },
+    ]);
+  });
+
+  test("a snapshot is a valid partial message and later events do not change it", () => {
+    const accumulator = createAccumulator();
+    accumulator.push(start);
+    accumulator.push({ type: "block-start", index: 0, part: { type: "text", text: "" } });
+    accumulator.push({ type: "text-delta", index: 0, text: "par" });
+    const early = accumulator.snapshot();
+    accumulator.push({ type: "text-delta", index: 0, text: "tial" });
+    accumulator.push({ type: "block-end", index: 0 });
+    accumulator.push({ type: "block-start", index: 1, part: { type: "tool_call", id: "t", name: "f", input: {} } });
+    accumulator.push({ type: "tool-input-delta", index: 1, partialJson: '{"path": "/tm' });
+    const later = accumulator.snapshot();
+    expect(early.message.parts).toEqual([{ type: "text", text: "par" }]);
+    expect(early.stopReason).toEqual({ unified: "other", raw: null });
+    expect(later.message.parts[1]).toMatchObject({ type: "tool_call", input: { path: "/tm" } });
+    expect(accumulator.ended).toBe(false);
+  });
+
+  test("an error event ends the stream and keeps what came before", () => {
+    const accumulator = createAccumulator();
+    accumulator.push(start);
+    accumulator.push({ type: "block-start", index: 0, part: { type: "text", text: "so far" } });
+    accumulator.push({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+    expect(accumulator.ended).toBe(true);
+    expect(accumulator.error).toEqual({ type: "overloaded_error", message: "Overloaded" });
+    expect(accumulator.snapshot().message.parts).toEqual([{ type: "text", text: "so far" }]);
+    expect(() => accumulator.push(finish)).toThrow(/after the stream ended/);
+  });
+
+  const orderCases: Array<[string, StreamEvent[], RegExp]> = [
+    [
+      "delta before any block",
+      [start, { type: "text-delta", index: 0, text: "x" }],
+      /text-delta for block 0, but no block is open/,
+    ],
+    [
+      "delta for a closed block",
+      [
+        start,
+        { type: "block-start", index: 0, part: { type: "text", text: "" } },
+        { type: "block-end", index: 0 },
+        { type: "text-delta", index: 0, text: "x" },
+      ],
+      /no block is open/,
+    ],
+    [
+      "delta for another block",
+      [
+        start,
+        { type: "block-start", index: 0, part: { type: "text", text: "" } },
+        { type: "text-delta", index: 1, text: "x" },
+      ],
+      /block 0 is the open one/,
+    ],
+    [
+      "wrong delta type",
+      [
+        start,
+        { type: "block-start", index: 0, part: { type: "text", text: "" } },
+        { type: "thinking-delta", index: 0, thinking: "x" },
+      ],
+      /which is text/,
+    ],
+    ["index gap", [start, { type: "block-start", index: 1, part: { type: "text", text: "" } }], /block 0 was expected/],
+    [
+      "overlapping blocks",
+      [
+        start,
+        { type: "block-start", index: 0, part: { type: "text", text: "" } },
+        { type: "block-start", index: 1, part: { type: "text", text: "" } },
+      ],
+      /while block 0 is open/,
+    ],
+    [
+      "event before message-start",
+      [{ type: "block-start", index: 0, part: { type: "text", text: "" } }],
+      /before message-start/,
+    ],
+    [
+      "finish with a block open",
+      [start, { type: "block-start", index: 0, part: { type: "text", text: "" } }, finish],
+      /finish while block 0 is open/,
+    ],
+  ];
+  for (const [name, events, message] of orderCases) {
+    test(`rejects ${name}`, () => {
+      expect(() => accumulate(events)).toThrow(StreamOrderError);
+      expect(() => accumulate(events)).toThrow(message);
+    });
+  }
+
+  test("text cut into any pieces accumulates to the same text", () => {
+    fc.assert(
+      fc.property(fc.array(fc.string(), { maxLength: 20 }), (pieces) => {
+        const events: StreamEvent[] = [start, { type: "block-start", index: 0, part: { type: "text", text: "" } }];
+        for (const text of pieces) events.push({ type: "text-delta", index: 0, text });
+        events.push({ type: "block-end", index: 0 }, finish);
+        expect(accumulate(events).message.parts).toEqual([{ type: "text", text: pieces.join("") }]);
+      }),
+    );
+  });
+});

@@ -1,0 +1,388 @@
+import {
+  assertNever,
+  encodeOriginSignature,
+  type IncrementalDecoder,
+  type ReasoningField,
+  type ReasoningOrigin,
+  type StreamEvent,
+  type ToolDefinition,
+} from "../core/index.js";
+import { streamErrorFromOpenAI } from "../formats/openai-chat/map-error.js";
+import { mapFinishReason } from "../formats/openai-chat/map-finish-reason.js";
+import { mergeReasoningDetails, reasoningDetailsText } from "../formats/openai-chat/reasoning-details.js";
+import { usageFromOpenAI } from "../formats/openai-chat/usage.js";
+import type {
+  OpenAIChatChunk,
+  OpenAIContentPart,
+  OpenAIDelta,
+  OpenAIReasoningDetail,
+  OpenAIToolCallDelta,
+  OpenAIUsage,
+} from "../formats/openai-chat/wire-types.js";
+import type { SseMessage } from "./sse.js";
+import { createTextToolCallParser, type TextToolCallFormat, type TextToolSegment } from "./text-tool-calls/index.js";
+import { createThinkTagParser, type ThinkSegment, type ThinkTagParser } from "./think-tags.js";
+
+export interface OpenAIDecodeOptions {
+  /** The provider name recorded in the origin of reasoning (gateway config key or preset id). */
+  provider?: string;
+  /** Parse `<think>` in `content` when the answer has no reasoning field. Default true. */
+  thinkTags?: boolean;
+  /** The server leaves tool calls as text in this syntax. */
+  textToolCalls?: TextToolCallFormat;
+  tools?: ToolDefinition[];
+}
+
+/** OpenAI chunks already parsed from JSON -> core events; the non-stream codec feeds whole answers through it. */
+export interface OpenAIChunkDecoder {
+  pushChunk(chunk: unknown): StreamEvent[];
+  /** `[DONE]` or the end of the body: closes what is open and emits `finish`. */
+  end(): StreamEvent[];
+  /** An upstream error object: closes what is open and emits `error`. */
+  fail(error: unknown): StreamEvent[];
+}
+
+type OpenBlock =
+  | { kind: "text"; index: number }
+  | { kind: "thinking"; index: number; origin: ReasoningOrigin; details: OpenAIReasoningDetail[] }
+  | { kind: "tool"; index: number; wireIndex: number };
+
+interface ToolSlot {
+  id: string;
+  blockIndex: number;
+}
+
+type TextToolParser = ReturnType<typeof createTextToolCallParser>;
+
+/** SSE messages of an OpenAI-compatible stream -> core events. */
+export function createOpenAIStreamDecoder(options: OpenAIDecodeOptions = {}): IncrementalDecoder<SseMessage> {
+  const decoder = createOpenAIChunkDecoder(options);
+  return {
+    push(message: SseMessage): StreamEvent[] {
+      const data = message.data;
+      if (data === "[DONE]") return decoder.end();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        // A chunk that is not JSON cannot be read; carry the failure as a value and end.
+        return decoder.fail({ message: `malformed stream chunk: ${data.slice(0, 200)}`, type: "api_error" });
+      }
+      if (message.event === "error") {
+        const body = parsed as { error?: unknown } | null;
+        return decoder.fail(body?.error ?? parsed);
+      }
+      return decoder.pushChunk(parsed);
+    },
+    finish: () => decoder.end(),
+  };
+}
+
+export function createOpenAIChunkDecoder(options: OpenAIDecodeOptions = {}): OpenAIChunkDecoder {
+  return new ChunkDecoder(options);
+}
+
+class ChunkDecoder implements OpenAIChunkDecoder {
+  private out: StreamEvent[] = [];
+  private started = false;
+  private ended = false;
+  private id = "";
+  private model = "";
+  private nextIndex = 0;
+  private open: OpenBlock | undefined;
+  private sawReasoningField = false;
+  /** Details with no text of their own that came before any reasoning (a leading signature or encrypted item). */
+  private pendingDetails: OpenAIReasoningDetail[] = [];
+  private thinkParser: ThinkTagParser | undefined;
+  private toolParser: TextToolParser | undefined;
+  private readonly toolSlots = new Map<number, ToolSlot>();
+  private toolCount = 0;
+  private finishReason: string | null = null;
+  private usage: OpenAIUsage | undefined;
+
+  constructor(private readonly options: OpenAIDecodeOptions) {}
+
+  pushChunk(value: unknown): StreamEvent[] {
+    if (this.ended || value === null || typeof value !== "object") return [];
+    const chunk = value as OpenAIChatChunk;
+    if (chunk.error !== undefined && chunk.error !== null) return this.fail(chunk.error);
+    if (this.id === "" && typeof chunk.id === "string") this.id = chunk.id;
+    if (this.model === "" && typeof chunk.model === "string") this.model = chunk.model;
+    const groqUsage = (chunk.x_groq as { usage?: OpenAIUsage } | undefined)?.usage;
+    if (chunk.usage !== null && typeof chunk.usage === "object") this.usage = chunk.usage;
+    else if (groqUsage !== null && typeof groqUsage === "object") this.usage = groqUsage;
+    for (const choice of chunk.choices ?? []) {
+      // Only the first choice is a conversation turn (`n > 1` is not supported).
+      if ((choice.index ?? 0) !== 0) continue;
+      this.start();
+      if (choice.delta !== null && typeof choice.delta === "object") this.delta(choice.delta);
+      if (typeof choice.finish_reason === "string") this.finishReason = choice.finish_reason;
+    }
+    return this.take();
+  }
+
+  end(): StreamEvent[] {
+    if (this.ended) return [];
+    this.start();
+    this.closeAll();
+    this.out.push({
+      type: "finish",
+      stopReason: mapFinishReason(this.finishReason),
+      usage: usageFromOpenAI(this.usage),
+    });
+    this.ended = true;
+    return this.take();
+  }
+
+  fail(error: unknown): StreamEvent[] {
+    if (this.ended) return [];
+    this.start();
+    this.closeAll();
+    this.out.push({ type: "error", error: streamErrorFromOpenAI(error) });
+    this.ended = true;
+    return this.take();
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.out.push({ type: "message-start", id: this.id, model: this.model });
+  }
+
+  private delta(delta: OpenAIDelta): void {
+    this.reasoning(delta);
+    const content = delta.content;
+    if (typeof content === "string") this.content(content);
+    else if (Array.isArray(content)) for (const part of content) this.contentPart(part);
+    if (typeof delta.refusal === "string") this.appendText(delta.refusal);
+    if (Array.isArray(delta.tool_calls)) {
+      delta.tool_calls.forEach((call, position) => {
+        this.toolCallDelta(call, position);
+      });
+    }
+  }
+
+  /** One reasoning text per delta: `reasoning_content`, else `reasoning`, else the details' text (never two). */
+  private reasoning(delta: OpenAIDelta): void {
+    const details =
+      Array.isArray(delta.reasoning_details) && delta.reasoning_details.length > 0
+        ? delta.reasoning_details
+        : undefined;
+    let text: string | undefined;
+    let field: ReasoningField = "reasoning_details";
+    if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
+      text = delta.reasoning_content;
+      field = "reasoning_content";
+    } else if (typeof delta.reasoning === "string" && delta.reasoning !== "") {
+      text = delta.reasoning;
+      field = "reasoning";
+    } else if (details !== undefined) {
+      text = reasoningDetailsText(details);
+      const open = this.open;
+      // Details without text of their own (a signature, an encrypted item) belong to the open block, or
+      // to the next one: they never open a block of their own while reasoning text may still come.
+      if (text === "") {
+        if (open?.kind === "thinking" && open.origin.field !== "think-tags")
+          mergeReasoningDetails(open.details, details);
+        else mergeReasoningDetails(this.pendingDetails, details);
+        return;
+      }
+    }
+    if (text === undefined) return;
+    this.sawReasoningField = true;
+    const block = this.thinkingBlock(field);
+    if (details !== undefined) mergeReasoningDetails(block.details, details);
+    if (text !== "") this.out.push({ type: "thinking-delta", index: block.index, thinking: text });
+  }
+
+  private content(text: string): void {
+    if (text === "") return;
+    if (this.sawReasoningField || this.options.thinkTags === false) {
+      this.flushThinkParser();
+      this.textSink(text);
+      return;
+    }
+    this.thinkParser ??= createThinkTagParser();
+    this.thinkSegments(this.thinkParser.push(text));
+  }
+
+  /** Mistral Magistral: `{type: "thinking", thinking: [{type: "text", text}]}` parts inside `content`. */
+  private contentPart(part: OpenAIContentPart): void {
+    if (part === null || typeof part !== "object") return;
+    if (part.type === "text" && typeof part.text === "string") this.content(part.text);
+    else if (part.type === "thinking") {
+      const thinking = part.thinking;
+      const text = typeof thinking === "string" ? thinking : Array.isArray(thinking) ? textOfParts(thinking) : "";
+      this.sawReasoningField = true;
+      const block = this.thinkingBlock("content-parts");
+      if (text !== "") this.out.push({ type: "thinking-delta", index: block.index, thinking: text });
+    }
+  }
+
+  private thinkSegments(segments: ThinkSegment[]): void {
+    for (const segment of segments) {
+      switch (segment.type) {
+        case "text":
+          this.textSink(segment.text);
+          break;
+        case "thinking-start":
+          this.closeBlock();
+          this.thinkingBlock("think-tags");
+          break;
+        case "thinking": {
+          const block = this.thinkingBlock("think-tags");
+          this.out.push({ type: "thinking-delta", index: block.index, thinking: segment.text });
+          break;
+        }
+        case "thinking-end":
+          if (this.open?.kind === "thinking") this.closeBlock();
+          break;
+        default:
+          assertNever(segment, "think segment");
+      }
+    }
+  }
+
+  private textSink(text: string): void {
+    if (this.options.textToolCalls === undefined) {
+      this.appendText(text);
+      return;
+    }
+    this.toolParser ??= createTextToolCallParser(this.options.textToolCalls, this.options.tools);
+    this.toolSegments(this.toolParser.push(text));
+  }
+
+  private toolSegments(segments: TextToolSegment[]): void {
+    for (const segment of segments) {
+      if (segment.type === "text") this.appendText(segment.text);
+      else this.wholeToolCall(segment.id, segment.name, JSON.stringify(segment.input));
+    }
+  }
+
+  private appendText(text: string): void {
+    if (text === "") return;
+    this.flushPendingDetails();
+    if (this.open?.kind !== "text") {
+      this.closeBlock();
+      const index = this.nextIndex++;
+      this.open = { kind: "text", index };
+      this.out.push({ type: "block-start", index, part: { type: "text", text: "" } });
+    }
+    this.out.push({ type: "text-delta", index: this.open.index, text });
+  }
+
+  private thinkingBlock(field: ReasoningField): Extract<OpenBlock, { kind: "thinking" }> {
+    const open = this.open;
+    if (open?.kind === "thinking" && open.origin.field === field) return open;
+    this.closeBlock();
+    const origin: ReasoningOrigin = { format: "openai" };
+    if (this.options.provider !== undefined) origin.provider = this.options.provider;
+    origin.field = field;
+    if (this.model !== "") origin.model = this.model;
+    const block = { kind: "thinking" as const, index: this.nextIndex++, origin, details: this.pendingDetails };
+    this.pendingDetails = [];
+    this.open = block;
+    this.out.push({
+      type: "block-start",
+      index: block.index,
+      part: { type: "thinking", thinking: "", origin: { ...origin } },
+    });
+    return block;
+  }
+
+  /**
+   * Calls are keyed by `index` and `id`: a new id at a used index is a new call (Ollama numbers every call
+   * of a parallel batch 0). Name and id are read from the first delta of a call only.
+   */
+  private toolCallDelta(call: OpenAIToolCallDelta, position: number): void {
+    if (call === null || typeof call !== "object") return;
+    const wireIndex = typeof call.index === "number" ? call.index : position;
+    const id = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
+    let slot = this.toolSlots.get(wireIndex);
+    if (slot === undefined || (id !== undefined && id !== slot.id)) {
+      this.flushParsers();
+      this.flushPendingDetails();
+      this.closeBlock();
+      const index = this.nextIndex++;
+      slot = { id: id ?? `call_${this.toolCount}`, blockIndex: index };
+      this.toolCount++;
+      this.toolSlots.set(wireIndex, slot);
+      this.open = { kind: "tool", index, wireIndex };
+      const name = typeof call.function?.name === "string" ? call.function.name : "";
+      this.out.push({ type: "block-start", index, part: { type: "tool_call", id: slot.id, name, input: {} } });
+    }
+    const fragment = call.function?.arguments;
+    if (typeof fragment !== "string" || fragment === "") return;
+    // Servers send a call's fragments in a row; one that comes back to a closed call cannot be replayed.
+    if (this.open?.kind === "tool" && this.open.index === slot.blockIndex) {
+      this.out.push({ type: "tool-input-delta", index: slot.blockIndex, partialJson: fragment });
+    }
+  }
+
+  private wholeToolCall(id: string, name: string, json: string): void {
+    this.flushPendingDetails();
+    this.closeBlock();
+    const index = this.nextIndex++;
+    this.toolCount++;
+    this.out.push({ type: "block-start", index, part: { type: "tool_call", id, name, input: {} } });
+    this.out.push({ type: "tool-input-delta", index, partialJson: json });
+    this.out.push({ type: "block-end", index });
+  }
+
+  private flushThinkParser(): void {
+    const parser = this.thinkParser;
+    if (parser === undefined) return;
+    this.thinkParser = undefined;
+    this.thinkSegments(parser.finish());
+  }
+
+  private flushParsers(): void {
+    this.flushThinkParser();
+    const parser = this.toolParser;
+    if (parser === undefined) return;
+    this.toolParser = undefined;
+    this.toolSegments(parser.finish());
+  }
+
+  private closeAll(): void {
+    this.flushParsers();
+    this.flushPendingDetails();
+    this.closeBlock();
+  }
+
+  /** Reasoning that is only details (o3, Gemini: encrypted) still gets its thinking block, before what follows. */
+  private flushPendingDetails(): void {
+    if (this.pendingDetails.length === 0) return;
+    if (this.open?.kind === "thinking" && this.open.origin.field !== "think-tags") {
+      mergeReasoningDetails(this.open.details, this.pendingDetails);
+      this.pendingDetails = [];
+      return;
+    }
+    this.thinkingBlock("reasoning_details");
+  }
+
+  private closeBlock(): void {
+    const open = this.open;
+    if (open === undefined) return;
+    this.open = undefined;
+    if (open.kind === "thinking" && open.details.length > 0) {
+      // Details arrive over the whole block: the signature envelope carries them, set once, at the end.
+      const signature = encodeOriginSignature({ ...open.origin, details: open.details });
+      this.out.push({ type: "signature", index: open.index, signature });
+    }
+    this.out.push({ type: "block-end", index: open.index });
+  }
+
+  private take(): StreamEvent[] {
+    if (this.out.length === 0) return [];
+    const events = this.out;
+    this.out = [];
+    return events;
+  }
+}
+
+function textOfParts(parts: ReadonlyArray<{ type: string; text?: string }>): string {
+  let text = "";
+  for (const part of parts) if (typeof part?.text === "string") text += part.text;
+  return text;
+}

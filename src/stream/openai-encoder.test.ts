@@ -1,0 +1,75 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import type { StreamEvent } from "../core/index.js";
+import { accumulate } from "./accumulate.js";
+import { createOpenAIStreamDecoder } from "./openai-decoder.js";
+import { createOpenAIStreamEncoder } from "./openai-encoder.js";
+import { parseSse } from "./sse.js";
+
+const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), "utf8");
+
+function decode(sse: string): StreamEvent[] {
+  const decoder = createOpenAIStreamDecoder();
+  return [...parseSse(sse).flatMap((message) => decoder.push(message)), ...decoder.finish()];
+}
+
+function encode(events: StreamEvent[], reasoning: "think-tags" | "reasoning_content" | "reasoning"): string {
+  const encoder = createOpenAIStreamEncoder({
+    model: "client-model",
+    id: "chatcmpl-1",
+    created: 1,
+    reasoning,
+    includeUsage: true,
+  });
+  return events.map((event) => encoder.encode(event)).join("") + encoder.done();
+}
+
+function visible(events: StreamEvent[]) {
+  const response = accumulate(events);
+  return {
+    parts: response.message.parts.map((part) =>
+      part.type === "thinking"
+        ? { thinking: part.thinking }
+        : part.type === "text"
+          ? { text: part.text }
+          : part.type === "tool_call"
+            ? { id: part.id, name: part.name, input: part.input }
+            : part.type,
+    ),
+    stopReason: response.stopReason.unified,
+    usage: response.usage,
+  };
+}
+
+describe("OpenAI stream encoder", () => {
+  test.each([
+    ["openrouter/kimi-k2.5-parallel-tools.sse", "reasoning"],
+    ["zai/glm-4.7-flash-thinking-tool-call.sse", "reasoning_content"],
+    ["deepseek/deepseek-reasoner-thinking.sse", "think-tags"],
+    ["openai/gpt-5-parallel-tools.sse", "reasoning_content"],
+  ] as const)("%s re-decodes to the same answer (%s)", (file, mode) => {
+    const events = decode(fixture(file));
+    expect(visible(decode(encode(events, mode)))).toEqual(visible(events));
+  });
+
+  test("tool call id and name only in the first delta; error and [DONE] framing", () => {
+    const encoder = createOpenAIStreamEncoder({ model: "m", id: "x", created: 1 });
+    const lines = [
+      encoder.encode({ type: "message-start", id: "up", model: "u" }),
+      encoder.encode({ type: "block-start", index: 0, part: { type: "tool_call", id: "c1", name: "f", input: {} } }),
+      encoder.encode({ type: "tool-input-delta", index: 0, partialJson: '{"a"' }),
+      encoder.encode({ type: "tool-input-delta", index: 0, partialJson: ":1}" }),
+      encoder.encode({ type: "error", error: { type: "overloaded_error", message: "busy", status: 529 } }),
+    ];
+    const chunks = lines.slice(1, 4).map((line) => JSON.parse(line.slice("data: ".length)));
+    expect(chunks[0].choices[0].delta.tool_calls[0]).toEqual({
+      index: 0,
+      id: "c1",
+      type: "function",
+      function: { name: "f", arguments: "" },
+    });
+    expect(chunks[1].choices[0].delta.tool_calls[0]).toEqual({ index: 0, function: { arguments: '{"a"' } });
+    expect(lines[4]).toBe('data: {"error":{"message":"busy","type":"overloaded_error","code":529}}\n\n');
+    expect(encoder.done()).toBe("data: [DONE]\n\n");
+  });
+});

@@ -1,0 +1,136 @@
+import { assertNever, type StreamEvent } from "../core/index.js";
+import type { ReasoningMode } from "../formats/openai-chat/compat.js";
+import { finishReasonFor } from "../formats/openai-chat/map-finish-reason.js";
+import { usageToOpenAI } from "../formats/openai-chat/usage.js";
+import type { OpenAIChatChunk, OpenAIDelta } from "../formats/openai-chat/wire-types.js";
+
+export interface OpenAIStreamEncoderOptions {
+  /** The model name shown to the client. */
+  model: string;
+  id?: string;
+  created?: number;
+  /** Where thinking goes for the client. Default `reasoning_content`. */
+  reasoning?: ReasoningMode;
+  /** Send a final `choices: []` chunk with usage (the client asked for `stream_options.include_usage`). */
+  includeUsage?: boolean;
+}
+
+export interface OpenAIStreamEncoder {
+  encode(event: StreamEvent): string;
+  done(): string;
+}
+
+/**
+ * Core events -> `data: {chat.completion.chunk}` lines. A tool call's id, type and name go in its first
+ * delta only, then argument fragments alone: clients concatenate every string field they see again.
+ */
+export function createOpenAIStreamEncoder(options: OpenAIStreamEncoderOptions): OpenAIStreamEncoder {
+  return new StreamEncoder(options);
+}
+
+class StreamEncoder implements OpenAIStreamEncoder {
+  private id: string;
+  private readonly created: number;
+  private readonly mode: ReasoningMode;
+  /** Block index -> OpenAI tool-call index, for tool-call blocks. */
+  private readonly toolIndexes = new Map<number, number>();
+  private readonly thinkingBlocks = new Set<number>();
+  private toolCount = 0;
+
+  constructor(private readonly options: OpenAIStreamEncoderOptions) {
+    this.id = options.id ?? "";
+    this.created = options.created ?? Math.floor(Date.now() / 1000);
+    this.mode = options.reasoning ?? "reasoning_content";
+  }
+
+  encode(event: StreamEvent): string {
+    switch (event.type) {
+      case "message-start":
+        if (this.id === "") this.id = event.id;
+        return this.chunk({ role: "assistant", content: "" });
+      case "block-start": {
+        const part = event.part;
+        if (part.type === "tool_call") {
+          const toolIndex = this.toolCount++;
+          this.toolIndexes.set(event.index, toolIndex);
+          const call = {
+            index: toolIndex,
+            id: part.id,
+            type: "function",
+            function: { name: part.name, arguments: "" },
+          };
+          return this.chunk({ tool_calls: [call] });
+        }
+        if (part.type === "thinking") {
+          this.thinkingBlocks.add(event.index);
+          if (this.mode === "think-tags") return this.chunk({ content: "<think>" });
+        }
+        if (part.type === "text" && part.text !== "") return this.chunk({ content: part.text });
+        return "";
+      }
+      case "text-delta":
+        return event.text === "" ? "" : this.chunk({ content: event.text });
+      case "thinking-delta":
+        return event.thinking === "" ? "" : this.thinking(event.thinking);
+      case "tool-input-delta": {
+        const toolIndex = this.toolIndexes.get(event.index);
+        if (toolIndex === undefined || event.partialJson === "") return "";
+        return this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: event.partialJson } }] });
+      }
+      case "block-end":
+        if (this.thinkingBlocks.delete(event.index) && this.mode === "think-tags")
+          return this.chunk({ content: "</think>" });
+        return "";
+      case "signature":
+      case "opaque-delta":
+        return "";
+      case "finish": {
+        let out = this.chunk({}, finishReasonFor(event.stopReason));
+        if (this.options.includeUsage) {
+          out += data({ ...this.envelope(), choices: [], usage: usageToOpenAI(event.usage) });
+        }
+        return out;
+      }
+      case "error": {
+        const error: Record<string, unknown> = { message: event.error.message, type: event.error.type };
+        if (event.error.status !== undefined) error.code = event.error.status;
+        return data({ error });
+      }
+      default:
+        return assertNever(event, "stream event");
+    }
+  }
+
+  done(): string {
+    return "data: [DONE]\n\n";
+  }
+
+  private thinking(text: string): string {
+    switch (this.mode) {
+      case "think-tags":
+        return this.chunk({ content: text });
+      case "reasoning_content":
+        return this.chunk({ reasoning_content: text });
+      case "reasoning":
+        return this.chunk({ reasoning: text });
+      case "reasoning_details":
+        return this.chunk({ reasoning_details: [{ type: "reasoning.text", text, index: 0 }] });
+      case "drop":
+        return "";
+      default:
+        return assertNever(this.mode, "reasoning mode");
+    }
+  }
+
+  private envelope(): Omit<OpenAIChatChunk, "choices"> {
+    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.options.model };
+  }
+
+  private chunk(delta: OpenAIDelta, finishReason: string | null = null): string {
+    return data({ ...this.envelope(), choices: [{ index: 0, delta, finish_reason: finishReason }] });
+  }
+}
+
+function data(value: unknown): string {
+  return `data: ${JSON.stringify(value)}\n\n`;
+}

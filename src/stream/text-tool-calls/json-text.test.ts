@@ -1,0 +1,44 @@
+import fc from "fast-check";
+import { expect, test } from "vitest";
+import { findJsonEnd, JsonBalance, jsonArrayElementEnds, NOT_CLOSED, NOT_JSON, parseJsonObject } from "./json-text.js";
+
+test("findJsonEnd skips brackets inside strings and escapes", () => {
+  const text = ' {"a": "}]\\"{", "b": [1, {"c": 2}]} tail';
+  expect(text.slice(0, findJsonEnd(text, 0))).toBe(' {"a": "}]\\"{", "b": [1, {"c": 2}]}');
+  expect(findJsonEnd('{"a": 1', 0)).toBe(NOT_CLOSED);
+  expect(findJsonEnd("  hello", 0)).toBe(NOT_JSON);
+});
+
+test("JsonBalance finds the same end however the JSON is cut", () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.array(fc.nat(), { maxLength: 8 }), (value, points) => {
+      const text = `${JSON.stringify({ value })}rest`;
+      const cuts = [...new Set(points.map((point) => point % (text.length + 1)))].sort((a, b) => a - b);
+      const balance = new JsonBalance();
+      let start = 0;
+      let found = NOT_CLOSED;
+      for (const point of [...cuts, text.length]) {
+        const end = balance.feed(text.slice(start, point));
+        if (end >= 0) {
+          found = start + end;
+          break;
+        }
+        start = point;
+      }
+      expect(found).toBe(text.length - "rest".length);
+    }),
+  );
+});
+
+test("jsonArrayElementEnds splits an array of objects", () => {
+  const text = '[{"a":1} , {"b":"]"}]';
+  expect(jsonArrayElementEnds(text, 0)).toEqual([8, 20]);
+  expect(jsonArrayElementEnds("{}", 0)).toBeUndefined();
+});
+
+test("parseJsonObject repairs what it can and refuses non-objects", () => {
+  expect(parseJsonObject('{"city": "Par')).toEqual({ city: "Par" });
+  expect(parseJsonObject("{'a': 1,}")).toEqual({ a: 1 });
+  expect(parseJsonObject("[1]")).toBeUndefined();
+  expect(parseJsonObject("just words")).toBeUndefined();
+});
