@@ -1,3 +1,11 @@
-/** Parley as a library: the canonical model; codecs, streams, repair and store are exported as they land. */
+/**
+ * Parley as a library: the canonical model at the centre, a codec per API format, stream decoders and
+ * encoders, repair and normalize, the conversation store and the gateway.
+ */
 export * from "./core/index.js";
-export { formatSse, parseSse, SseDecoder, type SseMessage } from "./stream/sse.js";
+export * from "./formats/anthropic/index.js";
+export * from "./formats/openai-chat/index.js";
+export * from "./gateway/index.js";
+export * from "./repair/index.js";
+export * from "./store/index.js";
+export * from "./stream/index.js";

@@ -92,6 +92,15 @@ describe("OpenAI stream decoder", () => {
     expect(parts[1]?.slice(2)).toEqual(["get_weather", { city: "Paris" }]);
   });
 
+  test("a text tool call recovered from a reply that finished with 'stop' ends as tool_use", () => {
+    const stop = `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`;
+    const sse = `${chunk({ content: "Let me check." })}${stop}`;
+    const glm = run(scripted("openai-glm-text-tool-call.sse"), { textToolCalls: "glm" });
+    expect(accumulate(glm).stopReason).toEqual({ unified: "tool_use", raw: "stop" });
+    // Without a recovered call the same finish stays end_turn.
+    expect(accumulate(run(`${sse}data: [DONE]\n\n`, { textToolCalls: "glm" })).stopReason.unified).toBe("end_turn");
+  });
+
   test("an error chunk mid-stream ends the stream with an error event", () => {
     const events = run(scripted("openai-error-midstream.sse"));
     expect(events[events.length - 1]).toEqual({

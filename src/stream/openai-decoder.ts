@@ -97,6 +97,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   private toolParser: TextToolParser | undefined;
   private readonly toolSlots = new Map<number, ToolSlot>();
   private toolCount = 0;
+  private textToolCallCount = 0;
   private finishReason: string | null = null;
   private usage: OpenAIUsage | undefined;
 
@@ -125,9 +126,13 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     if (this.ended) return [];
     this.start();
     this.closeAll();
+    let stopReason = mapFinishReason(this.finishReason);
+    // A server that leaves tool calls as text ends with "stop"; the client must still run the recovered calls.
+    if (this.textToolCallCount > 0 && stopReason.unified === "end_turn")
+      stopReason = { unified: "tool_use", raw: stopReason.raw };
     this.out.push({
       type: "finish",
-      stopReason: mapFinishReason(this.finishReason),
+      stopReason,
       usage: usageFromOpenAI(this.usage),
     });
     this.ended = true;
@@ -255,7 +260,10 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   private toolSegments(segments: TextToolSegment[]): void {
     for (const segment of segments) {
       if (segment.type === "text") this.appendText(segment.text);
-      else this.wholeToolCall(segment.id, segment.name, JSON.stringify(segment.input));
+      else {
+        this.textToolCallCount++;
+        this.wholeToolCall(segment.id, segment.name, JSON.stringify(segment.input));
+      }
     }
   }
 

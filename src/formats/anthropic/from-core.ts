@@ -108,6 +108,9 @@ class Writer {
     if (extra === undefined) return;
     const dropped: string[] = [];
     for (const key in extra) {
+      // Fields the codec wrote from the parts win: an OpenAI message's `content: null` rides in `extra` for
+      // round trips and must never overwrite the blocks built from its parts.
+      if (Object.hasOwn(target, key)) continue;
       if (openaiFields.has(key)) dropped.push(key);
       else target[key] = extra[key];
     }

@@ -60,7 +60,8 @@ function checkRequest(body: unknown): Record<string, unknown> {
   if (!isObject(body)) fail(`request body must be a JSON object, got ${describe(body)}`, []);
   if (typeof body.model !== "string" || body.model === "")
     fail(`must be a non-empty string, got ${describe(body.model)}`, ["model"]);
-  parseAnthropicMessages(body.messages, "messages");
+  const messages = parseAnthropicMessages(body.messages, "messages");
+  checkNonEmpty(messages);
   if (body.system !== undefined) checkSystem(body.system);
   if (body.tools !== undefined) checkTools(body.tools);
   if (body.tool_choice !== undefined) checkToolChoice(body.tool_choice);
@@ -82,6 +83,20 @@ function checkRequest(body: unknown): Record<string, unknown> {
   if (body.metadata !== undefined && !isObject(body.metadata))
     fail(`must be an object, got ${describe(body.metadata)}`, ["metadata"]);
   return body;
+}
+
+/**
+ * The Messages API rejects an empty list and empty content (only a final assistant prefill may be empty), so the
+ * gateway does too, before anything reaches an upstream. Histories given to `repair` may hold them: repair removes
+ * and reports them there.
+ */
+function checkNonEmpty(messages: AnthropicMessage[]): void {
+  if (messages.length === 0) fail("must hold at least one message", ["messages"]);
+  messages.forEach((message, index) => {
+    const isFinalAssistant = index === messages.length - 1 && message.role === "assistant";
+    if (message.content.length === 0 && !isFinalAssistant)
+      fail("must not be empty (only a final assistant message may be)", ["messages", index, "content"]);
+  });
 }
 
 function checkSystem(system: unknown): void {

@@ -1,0 +1,141 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { openaiFrames, type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
+
+const main = new URL("./main.ts", import.meta.url).pathname;
+const scratch = mkdtempSync(join(tmpdir(), "parley-serve-"));
+
+interface Run {
+  child: ChildProcessWithoutNullStreams;
+  stdout: string;
+  stderr: string;
+  exit: Promise<number | null>;
+}
+
+function serve(args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, ["--import", "tsx", main, "serve", ...args], {
+    env: { ...process.env, PARLEY_LOG_LEVEL: "silent", ...env },
+  });
+  const run: Run = {
+    child,
+    stdout: "",
+    stderr: "",
+    exit: new Promise((resolve) => child.on("exit", (code) => resolve(code))),
+  };
+  child.stdout.on("data", (chunk: Buffer) => {
+    run.stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    run.stderr += chunk.toString();
+  });
+  return run;
+}
+
+async function listening(run: Run): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const match = /parley listening on (http:\/\/\S+)\n/.exec(run.stdout);
+    if (match) return match[1]!;
+    if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode}: ${run.stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`not listening: ${run.stderr}`);
+}
+
+let upstream: ScriptedUpstream;
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream("openai");
+});
+
+afterAll(async () => {
+  await upstream.close();
+});
+
+const chunk = (text: string) => ({
+  id: "c",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, delta: { content: text }, finish_reason: null }],
+});
+
+describe("parley serve", () => {
+  test("prints exactly the listening line, serves, and exits 0 on SIGTERM", async () => {
+    const run = serve(["--port", "0", "--store", "memory:", "--upstream", upstream.baseUrl]);
+    const url = await listening(run);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(run.stdout).toBe(`parley listening on ${url}\n`);
+    const health = await request(`${url}/health`);
+    expect(await health.body.json()).toEqual({ status: "ok" });
+    run.child.kill("SIGTERM");
+    expect(await run.exit).toBe(0);
+  });
+
+  test("SIGTERM lets an open stream finish before exiting", async () => {
+    const config = join(scratch, "grace.yaml");
+    writeFileSync(config, `timeouts:\n  shutdownGraceMs: 5000\n`);
+    const frames = openaiFrames([
+      ...Array.from({ length: 20 }, (_, index) => chunk(`w${index} `)),
+      { ...chunk(""), choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+    ]);
+    upstream.enqueue({ kind: "sse", frames, frameDelayMs: 40 });
+    const run = serve(["--port", "0", "--store", "memory:", "--config", config], {
+      PARLEY_UPSTREAM_URL: upstream.baseUrl,
+    });
+    const url = await listening(run);
+    const response = await request(`${url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(response.statusCode).toBe(200);
+    run.child.kill("SIGTERM");
+    const text = await response.body.text();
+    expect(text).toContain("w19 ");
+    expect(text.trimEnd().endsWith('data: {"type":"message_stop"}')).toBe(true);
+    expect(await run.exit).toBe(0);
+  });
+
+  test("a bad config file is an error naming the key, before listening", async () => {
+    const config = join(scratch, "bad.yaml");
+    writeFileSync(config, "providers:\n  nim:\n    baseUrl: not-a-url\n");
+    const run = serve(["--config", config, "--store", "memory:"]);
+    expect(await run.exit).toBe(1);
+    expect(run.stderr).toContain("providers.nim.baseUrl");
+    expect(run.stdout).not.toContain("listening");
+  });
+
+  test("bad flags and environment are errors naming the setting", async () => {
+    const badPort = serve(["--port", "http"]);
+    expect(await badPort.exit).toBe(1);
+    expect(badPort.stderr).toContain("port");
+    const badEnv = serve(["--store", "memory:"], { PARLEY_UPSTREAM_TYPE: "grpc" });
+    expect(await badEnv.exit).toBe(1);
+    expect(badEnv.stderr).toContain("upstream-type");
+    const unknown = serve(["--colour"]);
+    expect(await unknown.exit).toBe(2);
+  });
+
+  test("--help describes every flag", async () => {
+    const run = serve(["--help"]);
+    expect(await run.exit).toBe(0);
+    for (const flag of [
+      "--host",
+      "--port",
+      "--config",
+      "--upstream",
+      "--upstream-key",
+      "--upstream-type",
+      "--reasoning",
+      "--store",
+      "--api-key",
+    ]) {
+      expect(run.stdout).toContain(flag);
+    }
+  });
+});

@@ -1,0 +1,104 @@
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../gateway/config/load.js";
+import { type RunningGateway, startGateway } from "../gateway/server.js";
+import type { CommandIo } from "./io.js";
+
+const help = `Usage: parley serve [options]
+
+Runs the gateway: the Anthropic Messages API and OpenAI Chat Completions in front of the configured upstreams.
+
+Options (each also read from the environment variable shown; flags win, then environment, then the file):
+  --host H                 address to listen on (PARLEY_HOST, default 127.0.0.1)
+  --port P                 port (PARLEY_PORT, default 8787; 0 picks a free one)
+  --config FILE            YAML or JSON config: providers, routes, limits (PARLEY_CONFIG)
+  --upstream URL           the default provider's base URL (PARLEY_UPSTREAM_URL, default http://127.0.0.1:11434/v1)
+  --upstream-key KEY       the default provider's API key (PARLEY_UPSTREAM_KEY)
+  --upstream-type TYPE     openai or anthropic (PARLEY_UPSTREAM_TYPE, default openai)
+  --reasoning MODE         think-tags, reasoning_content, reasoning or drop (PARLEY_REASONING, default think-tags)
+  --store URL              sqlite:PATH, postgres://..., memory: (PARLEY_STORE, default sqlite:./.parley/parley.db)
+  --api-key KEY            a key clients must send; repeatable (PARLEY_API_KEYS, comma-separated)
+  -h, --help               this text
+
+When ready it prints: parley listening on http://H:P
+Logs are JSON lines on stderr. SIGTERM or SIGINT: stop accepting, let open streams finish, close the store, exit 0.
+See docs/configuration.md for the config file.
+`;
+
+/**
+ * `parley serve`. Resolves to -1 once listening (the process stays up until a signal), or to an exit code
+ * when it cannot start: a configuration error names the setting and the gateway never listens.
+ */
+export async function runServe(argv: string[], io: CommandIo): Promise<number> {
+  let values: ReturnType<typeof parse>["values"];
+  try {
+    values = parse(argv).values;
+  } catch (error) {
+    io.stderr(`parley serve: ${(error as Error).message}\n\n${help}`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(help);
+    return 0;
+  }
+  let gateway: RunningGateway;
+  try {
+    const config = loadConfig(
+      {
+        ...optional("host", values.host),
+        ...optional("port", values.port),
+        ...optional("config", values.config),
+        ...optional("upstream", values.upstream),
+        ...optional("upstreamKey", values["upstream-key"]),
+        ...optional("upstreamType", values["upstream-type"]),
+        ...optional("reasoning", values.reasoning),
+        ...optional("store", values.store),
+        ...(values["api-key"] === undefined ? {} : { apiKeys: values["api-key"] }),
+      },
+      process.env,
+    );
+    gateway = await startGateway(config);
+  } catch (error) {
+    const prefix = error instanceof ConfigError ? "configuration error: " : "";
+    io.stderr(`parley serve: ${prefix}${(error as Error).message}\n`);
+    return 1;
+  }
+  io.stdout(`parley listening on ${gateway.url}\n`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        io.stderr(`parley serve: shutdown failed: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  return -1;
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: false,
+    options: {
+      host: { type: "string" },
+      port: { type: "string" },
+      config: { type: "string" },
+      upstream: { type: "string" },
+      "upstream-key": { type: "string" },
+      "upstream-type": { type: "string" },
+      reasoning: { type: "string" },
+      store: { type: "string" },
+      "api-key": { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+}

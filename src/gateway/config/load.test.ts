@@ -1,0 +1,169 @@
+import { describe, expect, test } from "vitest";
+import { ConfigError, loadConfig } from "./load.js";
+import { globMatches, resolveRoute } from "./routing.js";
+
+const files = (contents: Record<string, string>) => (path: string) => {
+  const text = contents[path];
+  if (text === undefined) throw new Error(`ENOENT: no such file '${path}'`);
+  return text;
+};
+
+const multiProvider = `
+defaultProvider: local
+providers:
+  nim:
+    type: openai
+    baseUrl: https://integrate.api.nvidia.com/v1/
+    apiKey: \${NVIDIA_API_KEY}
+    reasoning: reasoning_content
+  anthropic:
+    type: anthropic
+    baseUrl: https://api.anthropic.com
+    apiKey: \${ANTHROPIC_KEY:-none}
+  local:
+    baseUrl: http://127.0.0.1:8000/v1
+    models:
+      claude-haiku-4-5: qwen3-8b
+routes:
+  - match: "claude-opus-*"
+    provider: nim
+    model: z-ai/glm-5
+  - match: "claude-sonnet-?-?"
+    provider: anthropic
+`;
+
+describe("loadConfig", () => {
+  test("defaults as the contract lists them", () => {
+    const config = loadConfig({}, {});
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.port).toBe(8787);
+    expect(config.store).toBe("sqlite:./.parley/parley.db");
+    expect(config.apiKeys).toEqual([]);
+    expect(config.providers.default).toMatchObject({
+      type: "openai",
+      baseUrl: "http://127.0.0.1:11434/v1",
+    });
+    // No explicit mode: the preset's (think-tags for a server Parley has no preset for).
+    expect(config.providers.default?.reasoning).toBeUndefined();
+    expect(config.limits.maxBodyBytes).toBe(32 * 1024 * 1024);
+  });
+
+  test("flags beat the environment, which beats the file", () => {
+    const read = files({ "p.yaml": 'host: 0.0.0.0\nport: 9000\nstore: "memory:"\napiKeys: [file-key]\n' });
+    const env = { PARLEY_PORT: "9100", PARLEY_STORE: "sqlite:/tmp/x.db", PARLEY_API_KEYS: "env-a, env-b" };
+    const fromEnv = loadConfig({ config: "p.yaml" }, env, read);
+    expect(fromEnv).toMatchObject({
+      host: "0.0.0.0",
+      port: 9100,
+      store: "sqlite:/tmp/x.db",
+      apiKeys: ["env-a", "env-b"],
+    });
+    const fromFlags = loadConfig({ config: "p.yaml", port: "9200", apiKeys: ["flag-key"] }, env, read);
+    expect(fromFlags).toMatchObject({ port: 9200, apiKeys: ["flag-key"] });
+    expect(loadConfig({ config: "p.yaml" }, {}, read)).toMatchObject({
+      port: 9000,
+      apiKeys: ["file-key"],
+      store: "memory:",
+    });
+  });
+
+  test("the config file path may come from PARLEY_CONFIG", () => {
+    const config = loadConfig({}, { PARLEY_CONFIG: "c.json" }, files({ "c.json": '{"port": 7000}' }));
+    expect(config.port).toBe(7000);
+  });
+
+  test("upstream flags build the default provider", () => {
+    const config = loadConfig(
+      {
+        upstream: "https://api.deepseek.com/v1/",
+        upstreamKey: "k",
+        upstreamType: "openai",
+        reasoning: "reasoning_content",
+      },
+      {},
+    );
+    expect(config.providers.default).toMatchObject({
+      baseUrl: "https://api.deepseek.com/v1",
+      apiKey: "k",
+      reasoning: "reasoning_content",
+    });
+  });
+
+  test("several providers, environment expansion and routes", () => {
+    const config = loadConfig(
+      { config: "m.yaml" },
+      { NVIDIA_API_KEY: "nvapi-123" },
+      files({ "m.yaml": multiProvider }),
+    );
+    expect(config.providers.nim).toMatchObject({ apiKey: "nvapi-123", baseUrl: "https://integrate.api.nvidia.com/v1" });
+    expect(config.providers.anthropic?.apiKey).toBe("none");
+    expect(config.defaultProvider).toBe("local");
+    expect(resolveRoute(config, "claude-opus-5-5")).toMatchObject({
+      provider: { name: "nim" },
+      upstreamModel: "z-ai/glm-5",
+    });
+    expect(resolveRoute(config, "claude-sonnet-4-5")).toMatchObject({
+      provider: { name: "anthropic" },
+      upstreamModel: "claude-sonnet-4-5",
+    });
+    expect(resolveRoute(config, "claude-haiku-4-5")).toMatchObject({
+      provider: { name: "local" },
+      upstreamModel: "qwen3-8b",
+    });
+    expect(resolveRoute(config, "gpt-x")).toMatchObject({ provider: { name: "local" }, upstreamModel: "gpt-x" });
+  });
+
+  test("upstream flags override the default provider of a file", () => {
+    const read = files({ "m.yaml": multiProvider });
+    const config = loadConfig({ config: "m.yaml", upstream: "http://10.0.0.2:8000/v1" }, { NVIDIA_API_KEY: "x" }, read);
+    expect(config.providers.local?.baseUrl).toBe("http://10.0.0.2:8000/v1");
+    expect(config.providers.nim?.baseUrl).toBe("https://integrate.api.nvidia.com/v1");
+  });
+
+  test.each([
+    ["port: 70000", "port"],
+    ["port: eighty", "port"],
+    ["hostname: x", "hostname"],
+    ["providers:\n  a:\n    baseUrl: ftp://x", "providers.a.baseUrl"],
+    ["providers:\n  a:\n    baseUrl: http://x\n    type: grpc", "providers.a.type"],
+    ["providers:\n  a:\n    baseUrl: http://x\n    reasoning: loud", "providers.a.reasoning"],
+    [`providers:\n  a:\n    baseUrl: http://x\n    apiKey: $${"{"}MISSING_KEY}`, "providers.a.apiKey"],
+    ["providers:\n  a:\n    baseUrl: http://x\n    colour: red", "providers.a.colour"],
+    ["providers:\n  a:\n    baseUrl: http://x\nroutes:\n  - match: x\n    provider: b", "routes.0.provider"],
+    ["providers:\n  a:\n    baseUrl: http://x\ndefaultProvider: b", "defaultProvider"],
+    ["timeouts:\n  idleMs: -1", "timeouts.idleMs"],
+    ["limits:\n  maxBodyBytes: 0", "limits.maxBodyBytes"],
+    ["routes: {}", "routes"],
+    ["port: [1", "config"],
+  ])("a bad file (%j) names the key %s", (text, key) => {
+    const load = () => loadConfig({ config: "bad.yaml" }, {}, files({ "bad.yaml": text }));
+    expect(load).toThrow(ConfigError);
+    try {
+      load();
+    } catch (error) {
+      expect((error as ConfigError).key).toBe(key);
+      expect((error as Error).message.startsWith(`${key}: `)).toBe(true);
+    }
+  });
+
+  test.each([
+    [{ port: "x" }, "port"],
+    [{ upstreamType: "grpc" }, "upstream-type"],
+    [{ reasoning: "loud" }, "reasoning"],
+    [{ upstream: "localhost:8000" }, "upstream"],
+    [{ config: "missing.yaml" }, "config"],
+  ])("bad flags %j name %s", (flags, key) => {
+    expect(() => loadConfig(flags, {}, files({}))).toThrow(expect.objectContaining({ key }));
+  });
+});
+
+describe("globMatches", () => {
+  test("* and ? are the only wildcards", () => {
+    expect(globMatches("claude-*", "claude-opus-5-5")).toBe(true);
+    expect(globMatches("claude-*", "gpt-5")).toBe(false);
+    expect(globMatches("gpt-?", "gpt-5")).toBe(true);
+    expect(globMatches("gpt-?", "gpt-50")).toBe(false);
+    expect(globMatches("a.b", "axb")).toBe(false);
+    expect(globMatches("*", "")).toBe(true);
+  });
+});

@@ -1,0 +1,251 @@
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import type { z } from "zod";
+import { type FileConfig, fileConfigSchema, REASONING_MODES, type ReasoningModeName } from "./schema.js";
+import type { GatewayConfig, ProviderConfig } from "./types.js";
+
+/** What `parley serve` takes on its command line; every field is optional. */
+export interface ServeFlags {
+  host?: string;
+  port?: string;
+  config?: string;
+  upstream?: string;
+  upstreamKey?: string;
+  upstreamType?: string;
+  reasoning?: string;
+  store?: string;
+  apiKeys?: string[];
+}
+
+/** A configuration problem, found before the gateway listens. `key` names the setting. */
+export class ConfigError extends Error {
+  readonly key: string;
+
+  constructor(key: string, message: string) {
+    super(`${key}: ${message}`);
+    this.name = "ConfigError";
+    this.key = key;
+  }
+}
+
+export const DEFAULTS = {
+  host: "127.0.0.1",
+  port: 8787,
+  store: "sqlite:./.parley/parley.db",
+  upstreamType: "openai" as const,
+  upstreamUrl: "http://127.0.0.1:11434/v1",
+  maxBodyBytes: 32 * 1024 * 1024,
+  anthropicVersion: "2023-06-01",
+};
+
+/**
+ * Merges flags > environment > file > defaults and validates the result; throws `ConfigError` naming the key.
+ * Upstream flags (`--upstream`...) describe the default provider: they build it when the file names none, and
+ * override its fields when it does.
+ */
+export function loadConfig(
+  flags: ServeFlags,
+  env: Record<string, string | undefined>,
+  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): GatewayConfig {
+  const configPath = flags.config ?? env.PARLEY_CONFIG;
+  const file = configPath === undefined ? {} : readConfigFile(configPath, readFile, env);
+  return buildConfig(file, flags, env);
+}
+
+export function readConfigFile(
+  path: string,
+  readFile: (path: string) => string,
+  env: Record<string, string | undefined>,
+): FileConfig {
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch (error) {
+    throw new ConfigError("config", `cannot read ${path}: ${(error as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = path.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new ConfigError(
+      "config",
+      `${path} is not valid ${path.endsWith(".json") ? "JSON" : "YAML"}: ${(error as Error).message}`,
+    );
+  }
+  if (raw === null || raw === undefined) raw = {};
+  return parseFileConfig(expandEnv(raw, env, []));
+}
+
+export function parseFileConfig(raw: unknown): FileConfig {
+  const result = fileConfigSchema.safeParse(raw);
+  if (!result.success) throw configErrorFromIssue(result.error.issues[0]);
+  return result.data;
+}
+
+function configErrorFromIssue(issue: z.core.$ZodIssue | undefined): ConfigError {
+  if (issue === undefined) return new ConfigError("config", "invalid");
+  const key = issue.path.map(String).join(".") || "config";
+  if (issue.code === "unrecognized_keys") {
+    const prefix = issue.path.length > 0 ? `${key}.` : "";
+    return new ConfigError(`${prefix}${issue.keys[0] ?? ""}`, "unknown setting");
+  }
+  return new ConfigError(key, issue.message);
+}
+
+/** Replaces `${NAME}` (and `${NAME:-fallback}`) in every string of the parsed file. */
+export function expandEnv(value: unknown, env: Record<string, string | undefined>, path: string[]): unknown {
+  if (typeof value === "string") {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback?: string) => {
+      const found = env[name];
+      if (found !== undefined && found !== "") return found;
+      if (fallback !== undefined) return fallback;
+      throw new ConfigError(path.join(".") || "config", `environment variable ${name} is not set`);
+    });
+  }
+  if (Array.isArray(value)) return value.map((item, index) => expandEnv(item, env, [...path, String(index)]));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, expandEnv(item, env, [...path, key])]));
+  }
+  return value;
+}
+
+export function buildConfig(
+  file: FileConfig,
+  flags: ServeFlags,
+  env: Record<string, string | undefined>,
+): GatewayConfig {
+  const host = flags.host ?? env.PARLEY_HOST ?? file.host ?? DEFAULTS.host;
+  const portText = flags.port ?? env.PARLEY_PORT;
+  const port = portText === undefined ? (file.port ?? DEFAULTS.port) : parsePort(portText);
+  const apiKeys = flags.apiKeys?.length
+    ? flags.apiKeys
+    : env.PARLEY_API_KEYS
+      ? splitKeys(env.PARLEY_API_KEYS)
+      : (file.apiKeys ?? []);
+
+  const upstreamUrl = flags.upstream ?? env.PARLEY_UPSTREAM_URL;
+  const upstreamKey = flags.upstreamKey ?? env.PARLEY_UPSTREAM_KEY;
+  const upstreamType = flags.upstreamType ?? env.PARLEY_UPSTREAM_TYPE;
+  const reasoning = flags.reasoning ?? env.PARLEY_REASONING;
+  if (upstreamType !== undefined && upstreamType !== "openai" && upstreamType !== "anthropic") {
+    throw new ConfigError("upstream-type", `must be openai or anthropic, not '${upstreamType}'`);
+  }
+  if (reasoning !== undefined && !(REASONING_MODES as readonly string[]).includes(reasoning)) {
+    throw new ConfigError("reasoning", `must be one of ${REASONING_MODES.join(", ")}, not '${reasoning}'`);
+  }
+  if (upstreamUrl !== undefined && !/^https?:\/\/[^/]/.test(upstreamUrl)) {
+    throw new ConfigError("upstream", `must be an http:// or https:// URL, not '${upstreamUrl}'`);
+  }
+
+  const fileProviders = file.providers ?? {};
+  const names = Object.keys(fileProviders);
+  const providers: Record<string, ProviderConfig> = {};
+  for (const name of names) {
+    const provider = fileProviders[name]!;
+    providers[name] = {
+      name,
+      type: provider.type,
+      baseUrl: trimSlash(provider.baseUrl),
+      ...(provider.apiKey === undefined || provider.apiKey === "" ? {} : { apiKey: provider.apiKey }),
+      ...(provider.preset === undefined ? {} : { preset: provider.preset }),
+      ...(provider.reasoning === undefined ? {} : { reasoning: provider.reasoning }),
+      compat: provider.compat ?? {},
+      models: provider.models ?? {},
+      headers: provider.headers ?? {},
+      anthropicVersion: provider.anthropicVersion ?? DEFAULTS.anthropicVersion,
+    };
+  }
+  const defaultProvider = file.defaultProvider ?? names[0] ?? "default";
+  if (names.length === 0) {
+    providers.default = {
+      name: "default",
+      type: (upstreamType as "openai" | "anthropic" | undefined) ?? DEFAULTS.upstreamType,
+      baseUrl: trimSlash(upstreamUrl ?? DEFAULTS.upstreamUrl),
+      ...(upstreamKey ? { apiKey: upstreamKey } : {}),
+      ...(reasoning === undefined ? {} : { reasoning: reasoning as ReasoningModeName }),
+      compat: {},
+      models: {},
+      headers: {},
+      anthropicVersion: DEFAULTS.anthropicVersion,
+    };
+  } else {
+    const target = providers[defaultProvider];
+    if (target === undefined) throw new ConfigError("defaultProvider", `no provider named '${defaultProvider}'`);
+    if (upstreamUrl !== undefined) target.baseUrl = trimSlash(upstreamUrl);
+    if (upstreamType !== undefined) target.type = upstreamType as "openai" | "anthropic";
+    if (upstreamKey) target.apiKey = upstreamKey;
+    if (reasoning !== undefined) target.reasoning = reasoning as ReasoningModeName;
+  }
+
+  const routes = file.routes ?? [];
+  routes.forEach((route, index) => {
+    if (providers[route.provider] === undefined) {
+      throw new ConfigError(`routes.${index}.provider`, `no provider named '${route.provider}'`);
+    }
+  });
+
+  return {
+    host,
+    port,
+    store: flags.store ?? env.PARLEY_STORE ?? file.store ?? DEFAULTS.store,
+    apiKeys,
+    providers,
+    defaultProvider,
+    routes: routes.map((route) => ({
+      match: route.match,
+      provider: route.provider,
+      ...(route.model === undefined ? {} : { model: route.model }),
+    })),
+    limits: { maxBodyBytes: file.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes },
+    timeouts: {
+      connectMs: file.timeouts?.connectMs ?? 10_000,
+      firstByteMs: file.timeouts?.firstByteMs ?? 300_000,
+      idleMs: file.timeouts?.idleMs ?? 300_000,
+      pingIntervalMs: file.timeouts?.pingIntervalMs ?? 10_000,
+      shutdownGraceMs: file.timeouts?.shutdownGraceMs ?? 30_000,
+      firstEventHoldMs: file.timeouts?.firstEventHoldMs ?? 10_000,
+    },
+    retries: {
+      maxAttempts: file.retries?.maxAttempts ?? 3,
+      baseDelayMs: file.retries?.baseDelayMs ?? 250,
+      maxDelayMs: file.retries?.maxDelayMs ?? 8_000,
+      maxRetryAfterMs: file.retries?.maxRetryAfterMs ?? 30_000,
+    },
+    traces: {
+      enabled: file.traces?.enabled ?? true,
+      ...(file.traces?.maxAgeDays === undefined ? { maxAgeDays: 30 } : { maxAgeDays: file.traces.maxAgeDays }),
+      ...(file.traces?.maxCount === undefined ? { maxCount: 10_000 } : { maxCount: file.traces.maxCount }),
+      maxBodyBytes: file.traces?.maxBodyBytes ?? 256 * 1024,
+    },
+    logLevel: file.logLevel ?? logLevelFromEnv(env.PARLEY_LOG_LEVEL) ?? "info",
+  };
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+function logLevelFromEnv(value: string | undefined): GatewayConfig["logLevel"] | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new ConfigError("PARLEY_LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}, not '${value}'`);
+  }
+  return value as GatewayConfig["logLevel"];
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535)
+    throw new ConfigError("port", `must be a number from 0 to 65535, not '${text}'`);
+  return port;
+}
+
+function splitKeys(text: string): string[] {
+  return text
+    .split(",")
+    .map((key) => key.trim())
+    .filter((key) => key !== "");
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, "");
+}

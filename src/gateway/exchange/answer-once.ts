@@ -1,0 +1,88 @@
+import { type ConversationResponse, type LossyEntry, UpstreamError } from "../../core/index.js";
+import type { AnthropicMessageResponse } from "../../formats/anthropic/index.js";
+import type { OpenAIChatResponse } from "../../formats/openai-chat/index.js";
+import type { Context } from "../http/context.js";
+import type { GatewayState } from "../state.js";
+import {
+  anthropicResponseToCore,
+  coreToAnthropicResponse,
+  coreToOpenAIResponse,
+  openaiResponseToCore,
+} from "./codecs.js";
+import { appendCapped, decodeOptionsFor, type Exchange, withInputEstimate } from "./exchange.js";
+
+/** A non-streamed answer: one upstream call, one conversion, one write. */
+export async function answerOnce(
+  ctx: Context,
+  state: GatewayState,
+  exchange: Exchange,
+  headers: Record<string, string>,
+): Promise<ConversationResponse> {
+  const { provider, request } = exchange;
+  const target = provider.headers(ctx.req.headers, false, exchange.query);
+  const response = await state.upstream.post({
+    url: target.url,
+    headers: target.headers,
+    body: exchange.bodyText,
+    signal: ctx.clientGone,
+  });
+  recordUpstream(ctx, state, exchange, response.headersMs, response.attempts);
+  const text = await response.body.text();
+  exchange.trace.timings.upstreamBodyMs = performance.now() - ctx.startedAt;
+  exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UpstreamError("api_error", "upstream answered with a body that is not JSON", {
+      retryable: false,
+      status: 502,
+      body: text.slice(0, 500),
+    });
+  }
+  const converted =
+    provider.config.type === "openai"
+      ? openaiResponseToCore(json as OpenAIChatResponse, decodeOptionsFor(exchange))
+      : { value: anthropicResponseToCore(json as AnthropicMessageResponse), lossy: [] as LossyEntry[] };
+  const core: ConversationResponse = { ...converted.value, model: request.clientModel };
+  core.usage = { ...core.usage, ...withInputEstimate(core.usage, exchange) } as ConversationResponse["usage"];
+  exchange.trace.responseLossy = converted.lossy;
+
+  let body: unknown;
+  if (request.format === "anthropic") {
+    // Same API both sides: the upstream's answer goes back as it came, only the model named as the client asked.
+    body =
+      provider.config.type === "anthropic" && json !== null && typeof json === "object"
+        ? { ...(json as Record<string, unknown>), model: request.clientModel }
+        : coreToAnthropicResponse(core).value;
+  } else {
+    body = coreToOpenAIResponse(core, { reasoning: "reasoning_content" }).value;
+  }
+  const bodyText = JSON.stringify(body);
+  exchange.trace.clientResponse = appendCapped("", bodyText, state.config.traces.maxBodyBytes);
+  ctx.log.inputTokens = core.usage.inputTokens;
+  ctx.log.outputTokens = core.usage.outputTokens;
+  state.metrics.tokens.inc({ direction: "input", provider: provider.config.name }, core.usage.inputTokens);
+  state.metrics.tokens.inc({ direction: "output", provider: provider.config.name }, core.usage.outputTokens);
+  ctx.res.writeHead(200, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(bodyText),
+  });
+  ctx.res.end(bodyText);
+  return core;
+}
+
+export function recordUpstream(
+  ctx: Context,
+  state: GatewayState,
+  exchange: Exchange,
+  headersMs: number,
+  attempts: number,
+): void {
+  ctx.log.upstreamMs = Math.round(headersMs * 100) / 100;
+  ctx.log.attempts = attempts;
+  exchange.trace.timings.upstreamHeadersMs = headersMs;
+  state.metrics.upstreamLatency.observe({ provider: exchange.provider.config.name }, headersMs / 1000);
+  if (attempts > 1) state.metrics.retries.inc({ provider: exchange.provider.config.name }, attempts - 1);
+}

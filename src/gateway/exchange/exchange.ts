@@ -1,0 +1,69 @@
+import { type ErrorType, type StreamError, statusForErrorType, UpstreamError, type Usage } from "../../core/index.js";
+import type { OpenAIDecodeOptions } from "./codecs.js";
+import type { ClientRequest, UpstreamPlan } from "./plan.js";
+import type { ProviderRuntime } from "./providers.js";
+
+/** One client request on its way to one provider, and what is gathered for its trace. */
+export interface Exchange {
+  request: ClientRequest;
+  provider: ProviderRuntime;
+  upstreamModel: string;
+  plan: UpstreamPlan;
+  /** The plan's body, serialised once. */
+  bodyText: string;
+  /** The client's query string, forwarded to an Anthropic upstream (`beta=true`). */
+  query: string;
+  conversationId?: string;
+  /** The input-token estimate, computed at most once and only when the upstream gives none. */
+  estimateInputTokens(): number;
+  trace: {
+    upstreamResponse: string;
+    clientResponse: string;
+    responseLossy: import("../../core/index.js").LossyEntry[];
+    timings: Record<string, number>;
+    status?: number;
+  };
+}
+
+/** How an OpenAI-compatible answer is read: whose reasoning it is, which text tool-call syntax to recover. */
+export function decodeOptionsFor(exchange: Exchange): OpenAIDecodeOptions {
+  const options: OpenAIDecodeOptions = { provider: exchange.provider.config.name };
+  const tools = exchange.request.core.tools;
+  if (tools !== undefined) options.tools = tools;
+  const format = exchange.provider.compat.textToolCallFormat;
+  if (format !== undefined) options.textToolCalls = format;
+  return options;
+}
+
+/** Fills input tokens from the estimate when the upstream reported none (never replaces a real count). */
+export function withInputEstimate(usage: Partial<Usage> | undefined, exchange: Exchange): Partial<Usage> {
+  const reported = usage?.inputTokens ?? 0;
+  if (reported > 0 || (usage?.cacheReadInputTokens ?? 0) > 0) return usage ?? {};
+  return { ...usage, inputTokens: exchange.estimateInputTokens() };
+}
+
+const ERROR_TYPES = new Set<string>([
+  "invalid_request_error",
+  "authentication_error",
+  "permission_error",
+  "not_found_error",
+  "request_too_large",
+  "rate_limit_error",
+  "api_error",
+  "timeout_error",
+  "overloaded_error",
+]);
+
+/** An upstream's in-stream error event as a typed error (unknown types become `api_error`, message kept). */
+export function streamErrorToUpstreamError(error: StreamError): UpstreamError {
+  const type: ErrorType = ERROR_TYPES.has(error.type) ? (error.type as ErrorType) : "api_error";
+  const status = type === "api_error" ? 500 : statusForErrorType(type);
+  return new UpstreamError(type, `upstream: ${error.message}`, { retryable: false, status });
+}
+
+/** Appends to a trace buffer up to `cap` characters. */
+export function appendCapped(buffer: string, text: string, cap: number): string {
+  if (buffer.length >= cap) return buffer;
+  const room = cap - buffer.length;
+  return text.length <= room ? buffer + text : `${buffer}${text.slice(0, room)}…[cut]`;
+}

@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { type Message, ParleyError } from "../../core/index.js";
+import type { TraceRecord } from "../../store/types.js";
+import { resolveRoute } from "../config/routing.js";
+import type { Context } from "../http/context.js";
+import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
+import type { GatewayState } from "../state.js";
+import { estimateInputTokens } from "../token-count.js";
+import { answerOnce } from "./answer-once.js";
+import type { Exchange } from "./exchange.js";
+import { type ClientRequest, planUpstream } from "./plan.js";
+import { streamAnswer } from "./stream-answer.js";
+
+export interface ExchangeOptions {
+  /** The stored conversation this turn belongs to. */
+  conversationId?: string;
+  /** The client's new messages, persisted before the upstream is called. */
+  newMessages?: Message[];
+  /** The client's body as received, for the trace. */
+  clientBody: unknown;
+}
+
+/** Routes a client request to its provider, answers it (streamed or not), persists and traces it. */
+export async function runExchange(
+  ctx: Context,
+  state: GatewayState,
+  request: ClientRequest,
+  options: ExchangeOptions,
+): Promise<void> {
+  const route = resolveRoute(state.config, request.clientModel);
+  const provider = state.providers[route.provider.name]!;
+  Object.assign(ctx.log, {
+    provider: provider.config.name,
+    upstreamModel: route.upstreamModel,
+    clientModel: request.clientModel,
+    stream: request.stream,
+  });
+  const plan = planUpstream(request, provider, route.upstreamModel);
+  const headers: Record<string, string> = {};
+  const lossyHeader = formatLossyHeader(lossyHeaderEntries([...request.lossy, ...plan.lossy], plan.repair));
+  if (lossyHeader !== undefined) headers["x-parley-lossy"] = lossyHeader;
+
+  let estimate: number | undefined;
+  const exchange: Exchange = {
+    request,
+    provider,
+    upstreamModel: route.upstreamModel,
+    plan,
+    bodyText: JSON.stringify(plan.body),
+    query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
+    estimateInputTokens: () => {
+      estimate ??= estimateInputTokens(request.core);
+      return estimate;
+    },
+    trace: {
+      upstreamResponse: "",
+      clientResponse: "",
+      responseLossy: [],
+      timings: { planMs: performance.now() - ctx.startedAt },
+    },
+  };
+  const { conversationId } = options;
+  if (conversationId !== undefined) {
+    exchange.conversationId = conversationId;
+    ctx.log.conversationId = conversationId;
+  }
+  const store = state.store;
+  if (conversationId !== undefined && store === undefined) throw new ParleyError("api_error", "no store is configured");
+  if (conversationId !== undefined && options.newMessages?.length)
+    await store!.appendMessages(conversationId, options.newMessages);
+
+  let status: number | undefined;
+  try {
+    if (request.stream) {
+      await streamAnswer(ctx, state, exchange, headers, async () =>
+        conversationId === undefined ? undefined : store!.startMessage(conversationId, "assistant"),
+      );
+    } else {
+      const answer = await answerOnce(ctx, state, exchange, headers);
+      if (conversationId !== undefined) await store!.appendMessages(conversationId, [answer.message]);
+    }
+    status = ctx.res.statusCode;
+  } catch (error) {
+    status = error instanceof ParleyError ? error.status : 500;
+    throw error;
+  } finally {
+    recordTrace(ctx, state, exchange, options.clientBody, status);
+  }
+}
+
+function recordTrace(
+  ctx: Context,
+  state: GatewayState,
+  exchange: Exchange,
+  clientBody: unknown,
+  status: number | undefined,
+): void {
+  if (!state.config.traces.enabled || state.store === undefined) return;
+  const trace: TraceRecord = {
+    id: `trace_${randomUUID().replaceAll("-", "")}`,
+    requestId: ctx.requestId,
+    createdAt: new Date().toISOString(),
+    route: ctx.route,
+    provider: exchange.provider.config.name,
+    model: exchange.upstreamModel,
+    clientRequest: clientBody,
+    upstreamRequest: exchange.plan.body,
+    upstreamResponse: exchange.trace.upstreamResponse,
+    clientResponse: exchange.trace.clientResponse,
+    lossy: [...exchange.request.lossy, ...exchange.plan.lossy, ...exchange.trace.responseLossy],
+    repair: exchange.plan.repair,
+    timings: { ...exchange.trace.timings, totalMs: performance.now() - ctx.startedAt },
+  };
+  if (status !== undefined) trace.status = status;
+  state.store.recordTrace(trace).catch((error: unknown) => {
+    state.logger.warn({ requestId: ctx.requestId, err: (error as Error).message }, "trace not recorded");
+  });
+}

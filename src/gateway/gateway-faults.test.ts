@@ -1,0 +1,242 @@
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { getJson, type Json, postJson, postStream, startTestGateway } from "../../test/support/gateway-harness.js";
+import {
+  anthropicFrames,
+  openaiFrames,
+  type ScriptedUpstream,
+  startScriptedUpstream,
+} from "../../test/support/scripted-upstream.js";
+import type { RunningGateway } from "./server.js";
+
+let openai: ScriptedUpstream;
+let anthropic: ScriptedUpstream;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  openai = await startScriptedUpstream("openai");
+  anthropic = await startScriptedUpstream("anthropic");
+  gateway = await startTestGateway({
+    providers: {
+      local: { type: "openai", upstream: openai },
+      claude: { type: "anthropic", upstream: anthropic, apiKey: "sk-ant-upstream" },
+    },
+    routes: [{ match: "claude-*", provider: "claude" }],
+    file: {
+      retries: { maxAttempts: 1 },
+      timeouts: { idleMs: 400, firstByteMs: 2000, pingIntervalMs: 100, firstEventHoldMs: 2000 },
+    },
+  });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await openai.close();
+  await anthropic.close();
+});
+
+afterEach(async () => {
+  // After every fault the gateway still serves.
+  expect((await getJson(`${gateway.url}/health`)).status).toBe(200);
+  openai.requests.length = 0;
+  anthropic.requests.length = 0;
+});
+
+const anthropicBody = (model: string, stream = false) => ({
+  model,
+  max_tokens: 100,
+  stream,
+  messages: [{ role: "user", content: "hi" }],
+});
+const textChunk = (text: string) => ({
+  id: "c1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, delta: { content: text }, finish_reason: null }],
+});
+const finishChunk = {
+  id: "c1",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, delta: {}, finish_reason: "stop" }],
+  usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+};
+
+describe("upstream error statuses are mapped, in each API's shape", () => {
+  test.each([
+    [429, 429, "rate_limit_error"],
+    [529, 529, "overloaded_error"],
+    [503, 529, "overloaded_error"],
+    [401, 500, "api_error"],
+    [403, 500, "api_error"],
+    [400, 400, "invalid_request_error"],
+    [404, 404, "not_found_error"],
+    [500, 500, "api_error"],
+  ])("upstream %i -> %i %s", async (upstreamStatus, status, type) => {
+    openai.enqueue(
+      { kind: "error", status: upstreamStatus, body: { error: { message: `upstream says ${upstreamStatus}` } } },
+      { kind: "error", status: upstreamStatus, body: { error: { message: `upstream says ${upstreamStatus}` } } },
+    );
+    const viaAnthropic = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model"));
+    expect(viaAnthropic.status).toBe(status);
+    expect(viaAnthropic.body).toMatchObject({ type: "error", error: { type } });
+    expect((viaAnthropic.body as Json).error.message).toContain(`upstream says ${upstreamStatus}`);
+    const viaOpenAI = await postJson(`${gateway.url}/v1/chat/completions`, {
+      model: "local-model",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(viaOpenAI.status).toBe(status);
+    expect(viaOpenAI.body).toMatchObject({ error: { type, message: expect.stringContaining(`${upstreamStatus}`) } });
+    expect(Object.keys((viaOpenAI.body as Json).error).sort()).toEqual(["code", "message", "param", "type"]);
+  });
+
+  test("a 429's Retry-After reaches the client when it is not waited for", async () => {
+    openai.enqueue({ kind: "error", status: 429, body: "slow down", retryAfter: "7" });
+    const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model"));
+    expect(reply.status).toBe(429);
+    expect(reply.headers["retry-after"]).toBe("7");
+  });
+});
+
+describe("streams", () => {
+  test("an error before any content becomes a real error status", async () => {
+    anthropic.enqueue({
+      kind: "sse",
+      frames: anthropicFrames([
+        {
+          type: "message_start",
+          message: {
+            id: "msg_1",
+            type: "message",
+            role: "assistant",
+            model: "x",
+            content: [],
+            usage: { input_tokens: 3, output_tokens: 0 },
+          },
+        } as never,
+        { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } as never,
+      ]),
+    });
+    const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("claude-x", true));
+    expect(reply.status).toBe(529);
+    expect(reply.body).toMatchObject({ type: "error", error: { type: "overloaded_error" } });
+  });
+
+  test("an error after content is an error event of the right type", async () => {
+    anthropic.enqueue({
+      kind: "sse",
+      frames: anthropicFrames([
+        {
+          type: "message_start",
+          message: {
+            id: "msg_1",
+            type: "message",
+            role: "assistant",
+            model: "x",
+            content: [],
+            usage: { input_tokens: 3, output_tokens: 0 },
+          },
+        } as never,
+        { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } as never,
+        { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } } as never,
+        { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } as never,
+      ]),
+    });
+    const reply = await postStream(`${gateway.url}/v1/messages`, anthropicBody("claude-x", true));
+    expect(reply.status).toBe(200);
+    const last = reply.events.at(-1)!;
+    expect(last.event).toBe("error");
+    expect(JSON.parse(last.data)).toMatchObject({ type: "error", error: { type: "overloaded_error" } });
+    expect(reply.data.some((event) => event.type === "message_stop")).toBe(false);
+  });
+
+  test("a socket destroyed mid-stream ends the stream with an error event", async () => {
+    openai.enqueue({
+      kind: "sse",
+      frames: openaiFrames([textChunk("a"), textChunk("b"), textChunk("c"), finishChunk]),
+      destroyAfterFrames: 2,
+      frameDelayMs: 5,
+    });
+    const reply = await postStream(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
+    expect(reply.status).toBe(200);
+    expect(reply.events.at(-1)!.event).toBe("error");
+    expect(JSON.parse(reply.events.at(-1)!.data).error.type).toBe("api_error");
+  });
+
+  test("a connection lost before any content is a real error status", async () => {
+    openai.enqueue({ kind: "sse", frames: openaiFrames([textChunk("a"), finishChunk]), destroyAfterFrames: 0 });
+    const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
+    expect(reply.status).toBe(502);
+    expect(reply.body).toMatchObject({ type: "error", error: { type: "api_error" } });
+  });
+
+  test("on the OpenAI route a mid-stream failure is a data: error chunk", async () => {
+    openai.enqueue({
+      kind: "sse",
+      frames: openaiFrames([textChunk("Hello there, "), textChunk("b"), textChunk("c"), finishChunk]),
+      destroyAfterFrames: 2,
+      frameDelayMs: 5,
+    });
+    const reply = await postStream(`${gateway.url}/v1/chat/completions`, {
+      model: "local-model",
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.data.at(-1)).toMatchObject({ error: { type: "api_error" } });
+  });
+
+  test("a stalled upstream hits the idle timeout, with pings while it is silent", async () => {
+    openai.enqueue({
+      kind: "sse",
+      frames: openaiFrames([textChunk("a"), textChunk("b"), finishChunk]),
+      stallAfterFrames: 1,
+    });
+    const reply = await postStream(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
+    expect(reply.status).toBe(200);
+    expect(reply.events.some((event) => event.event === "ping")).toBe(true);
+    expect(JSON.parse(reply.events.at(-1)!.data)).toMatchObject({ type: "error", error: { type: "timeout_error" } });
+  });
+
+  test("a client that disconnects aborts the upstream request at once", async () => {
+    openai.enqueue({
+      kind: "sse",
+      frames: openaiFrames(Array.from({ length: 200 }, (_, index) => textChunk(`t${index} `))),
+      frameDelayMs: 20,
+    });
+    const response = await request(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(anthropicBody("local-model", true)),
+    });
+    expect(response.statusCode).toBe(200);
+    for await (const _ of response.body) break;
+    const started = performance.now();
+    expect(await openai.waitForAbort(2000)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  test("a slow client pauses the upstream (backpressure), then gets everything", async () => {
+    const total = 50_000;
+    const filler = "x".repeat(400);
+    openai.enqueue({
+      kind: "sse",
+      frames: openaiFrames([...Array.from({ length: total }, () => textChunk(filler)), finishChunk]),
+    });
+    const response = await request(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(anthropicBody("local-model", true)),
+    });
+    expect(response.statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const written = openai.requests[0]!.framesWritten;
+    // About 25 MB from upstream would fit nowhere but in Parley's memory; the upstream must have been held back.
+    expect(written).toBeLessThan(total / 2);
+    const text = await response.body.text();
+    expect(text.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n')).toBe(true);
+    expect(openai.requests[0]!.framesWritten).toBe(total + 2);
+  });
+});

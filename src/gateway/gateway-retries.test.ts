@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { postJson, startTestGateway } from "../../test/support/gateway-harness.js";
+import { type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
+import type { RunningGateway } from "./server.js";
+
+let upstream: ScriptedUpstream;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream("openai");
+  gateway = await startTestGateway({
+    providers: { local: { type: "openai", upstream } },
+    file: { retries: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 20, maxRetryAfterMs: 5000 } },
+  });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await upstream.close();
+});
+
+const body = { model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }] };
+const answer = {
+  id: "c",
+  object: "chat.completion",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+};
+
+test("429 with Retry-After is retried after the wait, invisibly to the client", async () => {
+  upstream.enqueue({ kind: "error", status: 429, body: "busy", retryAfter: "1" }, { kind: "json", body: answer });
+  const started = performance.now();
+  const reply = await postJson(`${gateway.url}/v1/messages`, body);
+  expect(reply.status).toBe(200);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+  expect(upstream.requests).toHaveLength(2);
+});
+
+test("500, 529 and a dropped connection are retried, before anything is sent", async () => {
+  upstream.requests.length = 0;
+  upstream.enqueue({ kind: "error", status: 500, body: "x" }, { kind: "destroy" }, { kind: "json", body: answer });
+  const reply = await postJson(`${gateway.url}/v1/messages`, { ...body, stream: false });
+  expect(reply.status).toBe(200);
+  expect(upstream.requests).toHaveLength(3);
+  upstream.enqueue({ kind: "error", status: 529, body: "x" }, { kind: "json", body: answer });
+  expect((await postJson(`${gateway.url}/v1/messages`, body)).status).toBe(200);
+  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+  // One retry in the test before, three here.
+  expect(metrics).toMatch(/parley_upstream_retries_total\{provider="local"\} 4/);
+});

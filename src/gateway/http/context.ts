@@ -1,0 +1,76 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** Which error shape a route answers in. */
+export type ApiShape = "anthropic" | "openai";
+
+/** What the one log line per request carries besides route, status and duration. */
+export interface RequestLogFields {
+  provider?: string;
+  upstreamModel?: string;
+  clientModel?: string;
+  stream?: boolean;
+  upstreamMs?: number;
+  firstTokenMs?: number;
+  attempts?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  errorType?: string;
+  conversationId?: string;
+}
+
+/** One request on its way through the middleware. */
+export interface Context {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly requestId: string;
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly startedAt: number;
+  /** Aborted when the client goes away before the response is complete. */
+  readonly clientGone: AbortSignal;
+  api: ApiShape;
+  /** Route label for metrics and logs, e.g. `POST /v1/messages`. */
+  route: string;
+  params: Record<string, string>;
+  log: RequestLogFields;
+}
+
+export function createContext(req: IncomingMessage, res: ServerResponse): Context {
+  const url = req.url ?? "/";
+  const queryStart = url.indexOf("?");
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort(new Error("client disconnected"));
+  });
+  const requestId = `req_${randomUUID().replaceAll("-", "")}`;
+  res.setHeader("request-id", requestId);
+  res.setHeader("x-request-id", requestId);
+  return {
+    req,
+    res,
+    requestId,
+    method: req.method ?? "GET",
+    path: queryStart === -1 ? url : url.slice(0, queryStart),
+    query: new URLSearchParams(queryStart === -1 ? "" : url.slice(queryStart + 1)),
+    startedAt: performance.now(),
+    clientGone: controller.signal,
+    api: "anthropic",
+    route: "unmatched",
+    params: {},
+    log: {},
+  };
+}
+
+/** Sends a JSON body in one write. */
+export function sendJson(ctx: Context, status: number, body: unknown, headers?: Record<string, string>): void {
+  const text = JSON.stringify(body);
+  ctx.res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
+  ctx.res.end(text);
+}

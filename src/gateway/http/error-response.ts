@@ -1,0 +1,76 @@
+import { type ErrorType, InvalidRequestError, isParleyError, UpstreamError } from "../../core/index.js";
+import type { ApiShape, Context } from "./context.js";
+import { sendJson } from "./context.js";
+
+export interface ErrorDescription {
+  status: number;
+  type: ErrorType;
+  message: string;
+  /** The offending field, for OpenAI's `param`. */
+  param: string | null;
+  retryAfterSeconds?: number;
+}
+
+/** What an error becomes on the wire. Anything that is not a ParleyError is a bug: a 500 that hides details. */
+export function describeError(error: unknown, requestId: string): ErrorDescription {
+  if (!isParleyError(error)) {
+    return {
+      status: 500,
+      type: "api_error",
+      message: `internal error (request id ${requestId})`,
+      param: null,
+    };
+  }
+  const description: ErrorDescription = {
+    status: error.status,
+    type: error.type,
+    message: error.message,
+    param: error instanceof InvalidRequestError ? (error.path ?? null) : null,
+  };
+  if (error instanceof UpstreamError && error.retryAfterMs !== undefined) {
+    description.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+  }
+  return description;
+}
+
+/** The error body in the route's API shape. */
+export function errorBody(api: ApiShape, description: ErrorDescription, requestId: string): unknown {
+  if (api === "openai") {
+    return {
+      error: {
+        message: description.message,
+        type: description.type,
+        param: description.param,
+        code: openaiCode(description.type),
+      },
+    };
+  }
+  return { type: "error", error: { type: description.type, message: description.message }, request_id: requestId };
+}
+
+function openaiCode(type: ErrorType): string | null {
+  switch (type) {
+    case "authentication_error":
+      return "invalid_api_key";
+    case "rate_limit_error":
+      return "rate_limit_exceeded";
+    case "request_too_large":
+      return "request_too_large";
+    case "overloaded_error":
+      return "overloaded";
+    case "timeout_error":
+      return "timeout";
+    case "not_found_error":
+      return "not_found";
+    case "invalid_request_error":
+    case "permission_error":
+    case "api_error":
+      return null;
+  }
+}
+
+export function sendError(ctx: Context, description: ErrorDescription): void {
+  const headers: Record<string, string> = {};
+  if (description.retryAfterSeconds !== undefined) headers["retry-after"] = String(description.retryAfterSeconds);
+  sendJson(ctx, description.status, errorBody(ctx.api, description, ctx.requestId), headers);
+}

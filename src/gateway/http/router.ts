@@ -1,0 +1,81 @@
+import { ParleyError } from "../../core/index.js";
+import type { ApiShape, Context } from "./context.js";
+
+export type Handler = (ctx: Context) => Promise<void>;
+
+export interface RouteDefinition {
+  method: string;
+  /** Segments in braces capture: `/v1/conversations/{id}`. */
+  pattern: string;
+  api: ApiShape;
+  /** Whether an API key is needed (when keys are configured). */
+  auth: boolean;
+  handler: Handler;
+}
+
+interface CompiledRoute extends RouteDefinition {
+  segments: string[];
+  label: string;
+}
+
+/** Exact paths by map lookup; patterned paths by segment match. A handful of routes needs nothing more. */
+export class Router {
+  private readonly exact = new Map<string, CompiledRoute>();
+  private readonly patterned: CompiledRoute[] = [];
+  private readonly knownPaths = new Set<string>();
+
+  add(route: RouteDefinition): this {
+    const compiled: CompiledRoute = {
+      ...route,
+      segments: route.pattern.split("/"),
+      label: `${route.method} ${route.pattern}`,
+    };
+    if (route.pattern.includes("{")) this.patterned.push(compiled);
+    else this.exact.set(`${route.method} ${route.pattern}`, compiled);
+    this.knownPaths.add(route.pattern);
+    return this;
+  }
+
+  /** The route and its path parameters; throws a 404 or 405 in the route's shape when none fits. */
+  match(ctx: Context): CompiledRoute {
+    const path = ctx.path.length > 1 && ctx.path.endsWith("/") ? ctx.path.slice(0, -1) : ctx.path;
+    const exact = this.exact.get(`${ctx.method} ${path}`);
+    if (exact !== undefined) return exact;
+    const parts = path.split("/");
+    let pathKnown = this.knownPaths.has(path);
+    for (const route of this.patterned) {
+      const params = matchSegments(route.segments, parts);
+      if (params === undefined) continue;
+      if (route.method !== ctx.method) {
+        pathKnown = true;
+        continue;
+      }
+      ctx.params = params;
+      return route;
+    }
+    if (path.startsWith("/v1/chat/")) ctx.api = "openai";
+    if (pathKnown)
+      throw new ParleyError("invalid_request_error", `method ${ctx.method} is not allowed on ${path}`, { status: 405 });
+    throw new ParleyError("not_found_error", `no route for ${ctx.method} ${path}`);
+  }
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
+  if (pattern.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let index = 0; index < pattern.length; index++) {
+    const expected = pattern[index]!;
+    const actual = parts[index]!;
+    if (expected.startsWith("{") && expected.endsWith("}")) {
+      if (actual === "") return undefined;
+      try {
+        params[expected.slice(1, -1)] = decodeURIComponent(actual);
+      } catch {
+        return undefined;
+      }
+    } else if (expected !== actual) {
+      return undefined;
+    }
+  }
+  return params;
+}

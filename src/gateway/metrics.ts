@@ -1,0 +1,110 @@
+/**
+ * Prometheus text exposition, hand-written: a handful of counters and histograms do not need a client library,
+ * and recording is a map update on the request path.
+ */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+class Counter {
+  private readonly values = new Map<string, number>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  inc(labels: Record<string, string>, by = 1): void {
+    const key = labelText(labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const [labels, value] of this.values) lines.push(`${this.name}${labels} ${value}`);
+    return lines.join("\n");
+  }
+}
+
+class Histogram {
+  private readonly series = new Map<
+    string,
+    { labels: Record<string, string>; counts: number[]; sum: number; count: number }
+  >();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly buckets: number[] = LATENCY_BUCKETS,
+  ) {}
+
+  observe(labels: Record<string, string>, value: number): void {
+    const key = labelText(labels);
+    let entry = this.series.get(key);
+    if (entry === undefined) {
+      entry = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, entry);
+    }
+    for (let index = 0; index < this.buckets.length; index++) if (value <= this.buckets[index]!) entry.counts[index]!++;
+    entry.sum += value;
+    entry.count++;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const entry of this.series.values()) {
+      this.buckets.forEach((bound, index) => {
+        lines.push(`${this.name}_bucket${labelText({ ...entry.labels, le: String(bound) })} ${entry.counts[index]}`);
+      });
+      lines.push(`${this.name}_bucket${labelText({ ...entry.labels, le: "+Inf" })} ${entry.count}`);
+      lines.push(`${this.name}_sum${labelText(entry.labels)} ${entry.sum}`);
+      lines.push(`${this.name}_count${labelText(entry.labels)} ${entry.count}`);
+    }
+    return lines.join("\n");
+  }
+}
+
+function labelText(labels: Record<string, string>): string {
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return "";
+  return `{${keys.map((key) => `${key}="${escapeLabel(labels[key]!)}"`).join(",")}}`;
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+}
+
+export class GatewayMetrics {
+  readonly requests = new Counter("parley_requests_total", "HTTP requests by route and status.");
+  readonly errors = new Counter("parley_errors_total", "Error responses and stream error events by error type.");
+  readonly upstreamLatency = new Histogram(
+    "parley_upstream_latency_seconds",
+    "Time from sending the upstream request to its response headers, retries included.",
+  );
+  readonly firstToken = new Histogram(
+    "parley_time_to_first_token_seconds",
+    "Time from the client request to the first content event of a streamed answer.",
+  );
+  readonly tokens = new Counter("parley_tokens_total", "Tokens reported by upstreams, by direction.");
+  readonly retries = new Counter("parley_upstream_retries_total", "Upstream attempts that were retried.");
+  private openStreams = 0;
+
+  streamOpened(): void {
+    this.openStreams++;
+  }
+
+  streamClosed(): void {
+    this.openStreams--;
+  }
+
+  render(): string {
+    return `${[
+      this.requests.render(),
+      this.errors.render(),
+      this.upstreamLatency.render(),
+      this.firstToken.render(),
+      this.tokens.render(),
+      this.retries.render(),
+      "# HELP parley_open_streams Streams being answered now.\n# TYPE parley_open_streams gauge",
+      `parley_open_streams ${this.openStreams}`,
+    ].join("\n")}\n`;
+  }
+}

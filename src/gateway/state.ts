@@ -1,0 +1,25 @@
+import type { Logger } from "pino";
+import type { ConversationStore } from "../store/types.js";
+import type { UpstreamClient } from "../upstream/index.js";
+import type { KeyChecker } from "./auth.js";
+import type { GatewayConfig } from "./config/types.js";
+import type { ProviderRuntime } from "./exchange/providers.js";
+import type { GatewayMetrics } from "./metrics.js";
+
+/** A stream being answered, so that shutdown can end it cleanly. */
+export interface OpenStream {
+  /** Writes a final error event and ends the response. */
+  end(reason: string): void;
+}
+
+/** Everything a handler needs; built once at start-up. */
+export interface GatewayState {
+  config: GatewayConfig;
+  providers: Record<string, ProviderRuntime>;
+  upstream: UpstreamClient;
+  store: ConversationStore | undefined;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  keys: KeyChecker;
+  openStreams: Set<OpenStream>;
+}

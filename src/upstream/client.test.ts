@@ -1,0 +1,134 @@
+import { createServer } from "node:net";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
+import { UpstreamError } from "../core/index.js";
+import { UpstreamClient } from "./client.js";
+
+let upstream: ScriptedUpstream;
+let client: UpstreamClient;
+
+beforeEach(async () => {
+  upstream = await startScriptedUpstream("openai");
+  client = new UpstreamClient({
+    timeouts: { connectMs: 1000, firstByteMs: 1000, idleMs: 300 },
+    retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50, maxRetryAfterMs: 2000 },
+  });
+});
+
+afterEach(async () => {
+  await client.destroy();
+  await upstream.close();
+});
+
+const call = (signal?: AbortSignal) =>
+  client.post({
+    url: `${upstream.baseUrl}/chat/completions`,
+    headers: { "content-type": "application/json" },
+    body: '{"model":"m"}',
+    ...(signal === undefined ? {} : { signal }),
+  });
+
+describe("UpstreamClient", () => {
+  test("retries a 429 after the Retry-After it was given", async () => {
+    upstream.enqueue(
+      { kind: "error", status: 429, body: { error: { message: "slow down" } }, retryAfter: "1" },
+      { kind: "json", body: { ok: true } },
+    );
+    const started = performance.now();
+    const response = await call();
+    expect(response.status).toBe(200);
+    expect(response.attempts).toBe(2);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(await response.body.json()).toEqual({ ok: true });
+    expect(upstream.requests).toHaveLength(2);
+  });
+
+  test("retries 500 and 529, then gives up with the mapped error", async () => {
+    upstream.enqueue(
+      { kind: "error", status: 500, body: "oops" },
+      { kind: "error", status: 529, body: { type: "error", error: { type: "overloaded_error", message: "busy" } } },
+      {
+        kind: "error",
+        status: 529,
+        body: { type: "error", error: { type: "overloaded_error", message: "still busy" } },
+      },
+    );
+    const error = await call().catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ type: "overloaded_error", status: 529, upstreamStatus: 529 });
+    expect((error as Error).message).toContain("still busy");
+    expect(upstream.requests).toHaveLength(3);
+  });
+
+  test("does not retry a 400", async () => {
+    upstream.enqueue({ kind: "error", status: 400, body: { error: { message: "bad field" } } });
+    await expect(call()).rejects.toMatchObject({ type: "invalid_request_error", status: 400 });
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  test("a Retry-After beyond the cap is not waited for", async () => {
+    upstream.enqueue({ kind: "error", status: 429, body: "later", retryAfter: "120" });
+    await expect(call()).rejects.toMatchObject({ type: "rate_limit_error", retryAfterMs: 120_000 });
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  test("a destroyed socket is retried", async () => {
+    upstream.enqueue({ kind: "destroy" }, { kind: "json", body: { ok: 1 } });
+    const response = await call();
+    expect(response.attempts).toBe(2);
+  });
+
+  test("a refused connection is an api_error after the retries", async () => {
+    const port = await freePort();
+    const refused = client.post({ url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: {}, body: "{}" });
+    await expect(refused).rejects.toMatchObject({ type: "api_error", status: 502 });
+  });
+
+  test("an upstream that never answers hits the first-byte timeout", async () => {
+    upstream.fallback = () => ({ kind: "stall" });
+    await expect(call()).rejects.toMatchObject({ type: "timeout_error" });
+  });
+
+  test("a silent body hits the idle timeout", async () => {
+    upstream.enqueue({ kind: "sse", frames: ["data: 1\n\n", "data: 2\n\n"], stallAfterFrames: 1 });
+    const response = await call();
+    const reading = (async () => {
+      for await (const _ of response.body) {
+        // read until the idle timeout fires
+      }
+    })();
+    await expect(reading).rejects.toMatchObject({ code: "UND_ERR_BODY_TIMEOUT" });
+  });
+
+  test("an abort ends the upstream request at once", async () => {
+    upstream.enqueue({
+      kind: "sse",
+      frames: Array.from({ length: 50 }, (_, index) => `data: ${index}\n\n`),
+      frameDelayMs: 20,
+    });
+    const controller = new AbortController();
+    const response = await call(controller.signal);
+    controller.abort();
+    await expect(response.body.text()).rejects.toThrow();
+    expect(await upstream.waitForAbort(2000)).toBe(true);
+  });
+
+  test("keeps connections alive between calls", async () => {
+    upstream.fallback = () => ({ kind: "json", body: {} });
+    for (let index = 0; index < 6; index++) await (await call()).body.dump();
+    const ports = new Set(upstream.requests.map((request) => request.remotePort));
+    expect(upstream.requests).toHaveLength(6);
+    // Without keep-alive every call would open its own connection.
+    expect(ports.size).toBeLessThanOrEqual(2);
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

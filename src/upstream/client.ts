@@ -1,0 +1,124 @@
+import { Agent, type Dispatcher, request } from "undici";
+import { isParleyError, type UpstreamError } from "../core/index.js";
+import { parseRetryAfter, upstreamErrorForFailure, upstreamErrorForStatus } from "./errors.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay, sleep } from "./retry.js";
+
+export interface UpstreamTimeouts {
+  connectMs: number;
+  /** From the request sent to the response headers. */
+  firstByteMs: number;
+  /** The longest silence between two body chunks. */
+  idleMs: number;
+}
+
+export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = { connectMs: 10_000, firstByteMs: 120_000, idleMs: 120_000 };
+
+export interface UpstreamRequest {
+  url: string;
+  headers: Record<string, string>;
+  /** Serialised JSON. */
+  body: string;
+  /** Aborted when the client goes away: the upstream request ends at once. */
+  signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body, read lazily: iterating it pulls from the socket, so a slow reader slows the upstream. */
+  body: Dispatcher.ResponseData["body"];
+  /** How many attempts the call took (1 when the first succeeded). */
+  attempts: number;
+  /** Milliseconds from the first attempt to the response headers. */
+  headersMs: number;
+}
+
+export interface UpstreamClientOptions {
+  timeouts?: Partial<UpstreamTimeouts>;
+  retry?: Partial<RetryPolicy>;
+  /** Values that must never appear in an error message (upstream keys). */
+  secrets?: readonly string[];
+  /** Called before each retry, for logs and metrics. */
+  onRetry?: (attempt: number, delayMs: number, error: UpstreamError) => void;
+}
+
+/**
+ * HTTP to the upstreams: one keep-alive pool per origin (undici's `Agent`), timeouts, and retries with backoff
+ * on connect errors, 429, 500-class and 529. It returns once the upstream answered 2xx headers; the caller
+ * reads the body, so nothing has reached the client while this still retries.
+ */
+export class UpstreamClient {
+  private readonly agent: Agent;
+  private readonly retry: RetryPolicy;
+  private readonly secrets: readonly string[];
+  private readonly onRetry: UpstreamClientOptions["onRetry"];
+
+  constructor(options: UpstreamClientOptions = {}) {
+    const timeouts = { ...DEFAULT_UPSTREAM_TIMEOUTS, ...options.timeouts };
+    this.agent = new Agent({
+      connect: { timeout: timeouts.connectMs },
+      headersTimeout: timeouts.firstByteMs,
+      bodyTimeout: timeouts.idleMs,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+    });
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.secrets = options.secrets ?? [];
+    this.onRetry = options.onRetry;
+  }
+
+  /** POSTs JSON. Throws `UpstreamError` for an error status (after retries), a failure or a timeout. */
+  async post(upstreamRequest: UpstreamRequest): Promise<UpstreamResponse> {
+    const started = performance.now();
+    for (let attempt = 1; ; attempt++) {
+      let error: UpstreamError;
+      try {
+        const response = await this.attempt(upstreamRequest);
+        if (response.statusCode >= 200 && response.statusCode < 300) {
+          return {
+            status: response.statusCode,
+            headers: response.headers,
+            body: response.body,
+            attempts: attempt,
+            headersMs: performance.now() - started,
+          };
+        }
+        const text = await response.body.text();
+        error = upstreamErrorForStatus(response.statusCode, text, {
+          ...retryAfterOption(parseRetryAfter(response.headers["retry-after"])),
+          secrets: this.secrets,
+        });
+      } catch (failure) {
+        if (upstreamRequest.signal?.aborted) throw failure;
+        error = isParleyError(failure) ? (failure as UpstreamError) : upstreamErrorForFailure(failure, this.secrets);
+      }
+      const delay = error.retryable ? retryDelay(this.retry, attempt, error.retryAfterMs) : undefined;
+      if (delay === undefined) throw error;
+      this.onRetry?.(attempt, delay, error);
+      await sleep(delay, upstreamRequest.signal);
+    }
+  }
+
+  private attempt(upstreamRequest: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+    return request(upstreamRequest.url, {
+      dispatcher: this.agent,
+      method: "POST",
+      headers: upstreamRequest.headers,
+      body: upstreamRequest.body,
+      ...(upstreamRequest.signal === undefined ? {} : { signal: upstreamRequest.signal }),
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** Ends every connection at once (open streams included). */
+  async destroy(): Promise<void> {
+    await this.agent.destroy();
+  }
+}
+
+function retryAfterOption(retryAfterMs: number | undefined): { retryAfterMs?: number } {
+  return retryAfterMs === undefined ? {} : { retryAfterMs };
+}

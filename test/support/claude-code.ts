@@ -1,0 +1,241 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * The Claude Code CLI for end-to-end tests: installed on demand from npm into a cache folder outside the
+ * repository (never a project dependency), run headless against a gateway, its HTTP traffic recorded.
+ */
+
+export const CLAUDE_CODE_VERSION = "2.1.330";
+const PACKAGE = "@anthropic-ai/claude-code";
+
+/** `$XDG_CACHE_HOME/parley-test/claude-code-<version>` (or `~/.cache/...`); reused across runs. */
+export function claudeCodeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const cacheHome = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== "" ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
+  return join(cacheHome, "parley-test", `claude-code-${CLAUDE_CODE_VERSION}`);
+}
+
+/** The native executable: the platform package's binary (what the wrapper's postinstall links as `bin/claude.exe`). */
+function findBinary(prefix: string): string | undefined {
+  const scope = join(prefix, "node_modules", "@anthropic-ai");
+  const platform = `${process.platform}-${process.arch}`;
+  const candidates = [
+    join(scope, `claude-code-${platform}`, "claude"),
+    join(scope, `claude-code-${platform}-musl`, "claude"),
+    join(scope, "claude-code", "bin", "claude.exe"),
+  ];
+  // The wrapper ships a small placeholder `claude.exe` until its postinstall runs; the real one is ~380 MB.
+  return candidates.find((path) => existsSync(path) && statSync(path).size > 1_000_000);
+}
+
+function reportsVersion(binary: string): boolean {
+  const probe = spawnSync(binary, ["--version"], {
+    encoding: "utf8",
+    timeout: 60_000,
+    env: { PATH: process.env.PATH ?? "" },
+  });
+  return probe.status === 0 && probe.stdout.includes(CLAUDE_CODE_VERSION);
+}
+
+/**
+ * The path of a working `claude` executable, installing `@anthropic-ai/claude-code@2.1.330` into the cache
+ * first when it is missing or broken. Throws, saying why, when it cannot be installed or run here.
+ */
+export async function ensureClaudeCode(cacheDir = claudeCodeCacheDir()): Promise<string> {
+  const cached = findBinary(cacheDir);
+  if (cached !== undefined && reportsVersion(cached)) return cached;
+  mkdirSync(cacheDir, { recursive: true });
+  const args = [
+    "install",
+    "--prefix",
+    cacheDir,
+    "--no-save",
+    "--no-audit",
+    "--no-fund",
+    `${PACKAGE}@${CLAUDE_CODE_VERSION}`,
+  ];
+  const install = await run("npm", args, { cwd: cacheDir, timeoutMs: 15 * 60_000 });
+  if (install.code !== 0) {
+    throw new Error(
+      `installing ${PACKAGE}@${CLAUDE_CODE_VERSION} into ${cacheDir} failed (npm exit ${install.code}):\n${install.stderr.slice(-2_000)}`,
+    );
+  }
+  const installed = findBinary(cacheDir);
+  if (installed === undefined) {
+    throw new Error(
+      `npm installed ${PACKAGE}@${CLAUDE_CODE_VERSION} into ${cacheDir} but no native executable for ${process.platform}-${process.arch} came with it`,
+    );
+  }
+  if (!reportsVersion(installed)) throw new Error(`${installed} does not run here (\`claude --version\` failed)`);
+  return installed;
+}
+
+export interface ClaudeCodeRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The `--output-format stream-json` lines, parsed (lines that are not JSON are left out). */
+  events: Array<Record<string, unknown>>;
+  /** The final `result` event. */
+  result: Record<string, unknown> | undefined;
+}
+
+export interface ClaudeCodeOptions {
+  binary: string;
+  baseUrl: string;
+  prompt: string;
+  apiKey?: string;
+  timeoutMs?: number;
+}
+
+/**
+ * `claude -p PROMPT --output-format stream-json --verbose --allowedTools Bash` in a minimal environment (`env -i`
+ * style): a fresh HOME, the gateway as `ANTHROPIC_BASE_URL`, and the variables that stop telemetry, updates,
+ * error reports and every other non-essential connection.
+ */
+export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeCodeRun> {
+  const home = mkdtempSync(join(tmpdir(), "parley-claude-home-"));
+  try {
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      TERM: "dumb",
+      ANTHROPIC_BASE_URL: options.baseUrl,
+      ANTHROPIC_API_KEY: options.apiKey ?? "sk-ant-parley-e2e",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    };
+    const args = ["-p", options.prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"];
+    const outcome = await run(options.binary, args, { cwd: home, env, timeoutMs: options.timeoutMs ?? 90_000 });
+    const events = outcome.stdout
+      .split("\n")
+      .filter((line) => line.trim().startsWith("{"))
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
+    return {
+      code: outcome.code,
+      signal: outcome.signal,
+      stdout: outcome.stdout,
+      stderr: outcome.stderr,
+      events,
+      result: events.findLast((event) => event.type === "result"),
+    };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+interface Outcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (text: string) => {
+      stdout += text;
+    });
+    child.stderr.setEncoding("utf8").on("data", (text: string) => {
+      stderr += text;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export interface ProxiedExchange {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  status: number;
+  responseHeaders: IncomingHttpHeaders;
+}
+
+export interface RecordingProxy {
+  url: string;
+  exchanges: ProxiedExchange[];
+  close(): Promise<void>;
+}
+
+/** A pass-through HTTP proxy in front of the gateway that records what the client sent and the status it got. */
+export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+  const exchanges: ProxiedExchange[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        body = undefined;
+      }
+      const upstream = httpRequest(
+        `${target}${req.url ?? "/"}`,
+        { method: req.method ?? "GET", headers: { ...req.headers, host: new URL(target).host } },
+        (answer) => {
+          exchanges.push({
+            method: req.method ?? "",
+            path: req.url ?? "",
+            headers: req.headers,
+            body,
+            status: answer.statusCode ?? 0,
+            responseHeaders: answer.headers,
+          });
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on("error", (error) => {
+        res.writeHead(502, { "content-type": "text/plain" });
+        res.end(`proxy: ${error.message}`);
+      });
+      upstream.end(raw);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    exchanges,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,145 @@
+import { pino } from "pino";
+import { request } from "undici";
+import { buildConfig, parseFileConfig } from "../../src/gateway/config/load.js";
+import type { GatewayConfig } from "../../src/gateway/config/types.js";
+import { type RunningGateway, startGateway } from "../../src/gateway/server.js";
+import { parseSse, type SseMessage } from "../../src/stream/sse.js";
+import type { ScriptedUpstream } from "./scripted-upstream.js";
+
+/** Parsed JSON as the tests walk it: the assertions check the shape, so the type does not have to. */
+// biome-ignore lint/suspicious/noExplicitAny: test assertions walk parsed JSON of any shape
+export type Json = any;
+
+export interface TestProvider {
+  upstream: ScriptedUpstream;
+  type: "openai" | "anthropic";
+  apiKey?: string;
+  preset?: string;
+  reasoning?: "think-tags" | "reasoning_content" | "reasoning" | "drop";
+  compat?: Record<string, unknown>;
+  models?: Record<string, string>;
+}
+
+export interface TestGatewayOptions {
+  providers: Record<string, TestProvider>;
+  defaultProvider?: string;
+  routes?: Array<{ match: string; provider: string; model?: string }>;
+  apiKeys?: string[];
+  /** Any other file setting (timeouts, limits, retries, traces). */
+  file?: Record<string, unknown>;
+}
+
+/** A gateway on 127.0.0.1 (random port, in-memory store, silent logs) in front of scripted upstreams. */
+export async function startTestGateway(
+  options: TestGatewayOptions,
+): Promise<RunningGateway & { config: GatewayConfig }> {
+  const providers = Object.fromEntries(
+    Object.entries(options.providers).map(([name, provider]) => [
+      name,
+      {
+        type: provider.type,
+        baseUrl: provider.upstream.baseUrl,
+        ...(provider.apiKey === undefined ? {} : { apiKey: provider.apiKey }),
+        ...(provider.preset === undefined ? {} : { preset: provider.preset }),
+        ...(provider.reasoning === undefined ? {} : { reasoning: provider.reasoning }),
+        ...(provider.compat === undefined ? {} : { compat: provider.compat }),
+        ...(provider.models === undefined ? {} : { models: provider.models }),
+      },
+    ]),
+  );
+  const file = parseFileConfig({
+    port: 0,
+    store: "memory:",
+    providers,
+    ...(options.defaultProvider === undefined ? {} : { defaultProvider: options.defaultProvider }),
+    ...(options.routes === undefined ? {} : { routes: options.routes }),
+    ...(options.apiKeys === undefined ? {} : { apiKeys: options.apiKeys }),
+    retries: { baseDelayMs: 10, maxDelayMs: 50 },
+    ...options.file,
+  });
+  const config = buildConfig(file, {}, {});
+  // PARLEY_TEST_LOG=debug shows the gateway's log lines while a test runs.
+  const gateway = await startGateway(config, { logger: pino({ level: process.env.PARLEY_TEST_LOG ?? "silent" }) });
+  return { ...gateway, config };
+}
+
+export interface JsonReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  text: string;
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonReply> {
+  const response = await request(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.statusCode, headers: response.headers, body: parsed, text };
+}
+
+export async function getJson(url: string, headers: Record<string, string> = {}): Promise<JsonReply> {
+  const response = await request(url, { method: "GET", headers });
+  const text = await response.body.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.statusCode, headers: response.headers, body: parsed, text };
+}
+
+export interface StreamReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  events: SseMessage[];
+  /** The `data` of each event parsed as JSON (`[DONE]` and comments left out). */
+  data: Array<Record<string, unknown>>;
+}
+
+export async function postStream(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<StreamReply> {
+  const reply = await postJson(url, body, headers);
+  const events = parseSse(reply.text);
+  const data = events
+    .filter((event) => event.data !== "[DONE]")
+    .map((event) => JSON.parse(event.data) as Record<string, unknown>);
+  return { status: reply.status, headers: reply.headers, text: reply.text, events, data };
+}
+
+/** Folds an Anthropic SSE transcript into the final content blocks, as an SDK would. */
+export function anthropicContentFromEvents(data: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const blocks: Array<Record<string, unknown>> = [];
+  const partialJson: string[] = [];
+  for (const event of data) {
+    if (event.type === "content_block_start") {
+      blocks[event.index as number] = { ...(event.content_block as Record<string, unknown>) };
+      partialJson[event.index as number] = "";
+    } else if (event.type === "content_block_delta") {
+      const block = blocks[event.index as number]!;
+      const delta = event.delta as Record<string, string>;
+      if (delta.type === "text_delta") block.text = `${block.text ?? ""}${delta.text}`;
+      if (delta.type === "thinking_delta") block.thinking = `${block.thinking ?? ""}${delta.thinking}`;
+      if (delta.type === "signature_delta") block.signature = delta.signature;
+      if (delta.type === "input_json_delta") partialJson[event.index as number] += delta.partial_json ?? "";
+    } else if (event.type === "content_block_stop") {
+      const block = blocks[event.index as number]!;
+      const json = partialJson[event.index as number];
+      if (block.type === "tool_use" && json) block.input = JSON.parse(json);
+    }
+  }
+  return blocks;
+}
