@@ -1,4 +1,4 @@
 export { KeyChecker } from "./auth.js";
 export * from "./config/index.js";
 export { type GatewayOptions, type RunningGateway, startGateway } from "./server.js";
-export { estimateInputTokens } from "./token-count.js";
+export { approximateInputTokens, countInputTokens } from "./token-count.js";

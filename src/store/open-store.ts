@@ -1,12 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
-import pg from "pg";
 import { InvalidRequestError } from "../core/index.js";
-import { MemoryStore } from "./memory/memory-store.js";
-import { PostgresStore } from "./postgres/postgres-store.js";
 import { DEFAULT_TRACE_RETENTION, type TraceRetention } from "./retention.js";
-import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { FlushPolicy } from "./streaming-writer.js";
 import type { ConversationStore } from "./types.js";
 
@@ -39,10 +34,18 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   return store;
 }
 
+/** Each backend and its driver load only when a URL names it: the gateway starts faster and lighter. */
 async function openBackend(url: string, options: OpenStoreOptions): Promise<ConversationStore> {
   const storeOptions = options.flushPolicy ? { flushPolicy: options.flushPolicy } : {};
-  if (url === "memory:" || url === "memory://") return new MemoryStore(storeOptions);
+  if (url === "memory:" || url === "memory://") {
+    const { MemoryStore } = await import("./memory/memory-store.js");
+    return new MemoryStore(storeOptions);
+  }
   if (url.startsWith("sqlite:")) {
+    const [{ default: Database }, { SqliteStore }] = await Promise.all([
+      import("better-sqlite3"),
+      import("./sqlite/sqlite-store.js"),
+    ]);
     const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/|\.)/, "");
     if (path === "") throw badUrl(url, "sqlite: needs a file path, e.g. sqlite:./.parley/parley.db");
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -55,6 +58,10 @@ async function openBackend(url: string, options: OpenStoreOptions): Promise<Conv
     }
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    const [{ default: pg }, { PostgresStore }] = await Promise.all([
+      import("pg"),
+      import("./postgres/postgres-store.js"),
+    ]);
     const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
     // An idle connection the server dropped is discarded by the pool; the next query opens a new one.
     pool.on("error", () => {});

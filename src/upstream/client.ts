@@ -1,7 +1,29 @@
-import { Agent, type Dispatcher, request } from "undici";
+import { createRequire } from "node:module";
+import type { Agent, Dispatcher } from "undici";
 import { isParleyError, type UpstreamError } from "../core/index.js";
 import { parseRetryAfter, upstreamErrorForFailure, upstreamErrorForStatus } from "./errors.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay, sleep } from "./retry.js";
+
+/**
+ * undici's pooled Agent and its request API, without the rest of its index (fetch, WebSocket, caches): loading
+ * the whole package costs about 100 ms of start-up. Its package has no export map, so these files are public;
+ * should a release move them, the full package is loaded instead.
+ */
+type RequestApi = (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+const { AgentClass, requestApi } = loadUndici();
+
+function loadUndici(): { AgentClass: typeof Agent; requestApi: RequestApi } {
+  const require = createRequire(import.meta.url);
+  try {
+    return {
+      AgentClass: require("undici/lib/dispatcher/agent.js") as typeof Agent,
+      requestApi: require("undici/lib/api/api-request.js") as RequestApi,
+    };
+  } catch {
+    const undici = require("undici") as typeof import("undici");
+    return { AgentClass: undici.Agent, requestApi: undici.Agent.prototype.request as unknown as RequestApi };
+  }
+}
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -55,7 +77,7 @@ export class UpstreamClient {
 
   constructor(options: UpstreamClientOptions = {}) {
     const timeouts = { ...DEFAULT_UPSTREAM_TIMEOUTS, ...options.timeouts };
-    this.agent = new Agent({
+    this.agent = new AgentClass({
       connect: { timeout: timeouts.connectMs },
       headersTimeout: timeouts.firstByteMs,
       bodyTimeout: timeouts.idleMs,
@@ -100,8 +122,10 @@ export class UpstreamClient {
   }
 
   private attempt(upstreamRequest: UpstreamRequest): Promise<Dispatcher.ResponseData> {
-    return request(upstreamRequest.url, {
-      dispatcher: this.agent,
+    const url = new URL(upstreamRequest.url);
+    return requestApi.call(this.agent, {
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: "POST",
       headers: upstreamRequest.headers,
       body: upstreamRequest.body,

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
+import { createRequire } from "node:module";
 import type { z } from "zod";
 import { type FileConfig, fileConfigSchema, REASONING_MODES, type ReasoningModeName } from "./schema.js";
 import type { GatewayConfig, ProviderConfig } from "./types.js";
@@ -248,4 +248,10 @@ function splitKeys(text: string): string[] {
 
 function trimSlash(url: string): string {
   return url.replace(/\/+$/, "");
+}
+
+/** The YAML parser loads only for a YAML config file (it is a fifth of start-up otherwise). */
+function parseYaml(text: string): unknown {
+  const { parse } = createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return parse(text);
 }

@@ -5,7 +5,7 @@ import { resolveRoute } from "../config/routing.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
-import { estimateInputTokens } from "../token-count.js";
+import { approximateInputTokens } from "../token-count.js";
 import { answerOnce } from "./answer-once.js";
 import type { Exchange } from "./exchange.js";
 import { type ClientRequest, planUpstream } from "./plan.js";
@@ -49,7 +49,7 @@ export async function runExchange(
     bodyText: JSON.stringify(plan.body),
     query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
     estimateInputTokens: () => {
-      estimate ??= estimateInputTokens(request.core);
+      estimate ??= approximateInputTokens(request.core);
       return estimate;
     },
     trace: {

@@ -198,7 +198,9 @@ class StreamRelay {
       clearTimeout(timer);
     }
     this.commit();
+    this.batch = "";
     for (const event of held) this.send(event);
+    this.flushBatch();
   }
 
   private pendingNext: Promise<IteratorResult<StreamEvent[]>> | undefined;
@@ -215,12 +217,13 @@ class StreamRelay {
       const result = await (this.pendingNext ?? iterator.next());
       this.pendingNext = undefined;
       if (result.done) break;
-      let flushed = true;
+      // One socket write per upstream read, however many events it held.
+      this.batch = "";
       for (const event of result.value) {
-        flushed = this.send(event) && flushed;
+        this.send(event);
         if (this.sawError) break;
       }
-      if (!flushed) await this.drained();
+      if (!this.flushBatch()) await this.drained();
     }
     if (!this.sawFinish && !this.sawError) {
       this.writeError({ type: "api_error", message: "upstream ended the stream before the answer was complete" });
@@ -260,6 +263,15 @@ class StreamRelay {
     return this.write(this.encoder.encode(patched));
   }
 
+  /** While set, writes collect here and go out together in `flushBatch`. */
+  private batch: string | undefined;
+
+  private flushBatch(): boolean {
+    const text = this.batch ?? "";
+    this.batch = undefined;
+    return this.write(text);
+  }
+
   private patch(event: StreamEvent): StreamEvent {
     const { exchange, ctx, state } = this;
     switch (event.type) {
@@ -288,6 +300,10 @@ class StreamRelay {
   }
 
   private write(text: string): boolean {
+    if (this.batch !== undefined) {
+      this.batch += text;
+      return true;
+    }
     if (text === "" || this.ctx.res.destroyed) return true;
     this.lastWriteAt = performance.now();
     if (this.tracing) {
@@ -348,6 +364,7 @@ class StreamRelay {
   private end(): void {
     if (this.finished) return;
     this.finished = true;
+    this.flushBatch();
     this.write(this.encoder.end());
     this.ctx.res.end();
   }

@@ -3,14 +3,14 @@ import { anthropicRequestToCore, parseCountTokensRequest } from "../exchange/cod
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
 import type { GatewayState } from "../state.js";
-import { estimateInputTokens } from "../token-count.js";
+import { countInputTokens } from "../token-count.js";
 
 /** `POST /v1/messages/count_tokens`: an o200k_base count of system, messages and tools (see docs/gateway.md). */
 export async function handleCountTokens(ctx: Context, state: GatewayState): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
   const body = parseCountTokensRequest(raw);
   const core = anthropicRequestToCore({ ...(body as object), max_tokens: 1 } as never).value;
-  sendJson(ctx, 200, { input_tokens: estimateInputTokens(core) });
+  sendJson(ctx, 200, { input_tokens: await countInputTokens(core) });
 }
 
 const startedAt = new Date().toISOString();
