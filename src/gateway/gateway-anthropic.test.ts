@@ -161,3 +161,23 @@ describe("OpenAI client, Anthropic upstream", () => {
     expect(sent.messages).toEqual([{ role: "user", content: "hi" }]);
   });
 });
+
+describe("count_tokens for a model routed to Anthropic", () => {
+  test("is answered by the provider's own count_tokens, with its key and the upstream model", async () => {
+    upstream.enqueue({ kind: "json", body: { input_tokens: 4242 } });
+    const reply = await postJson(
+      `${gateway.url}/v1/messages/count_tokens`,
+      { model: "claude-opus-4-5", messages: [{ role: "user", content: "How many tokens?" }] },
+      clientHeaders,
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ input_tokens: 4242 });
+    const sent = upstream.requests[0]!;
+    expect(sent.path).toBe("/v1/messages/count_tokens");
+    expect(sent.headers["x-api-key"]).toBe("sk-ant-upstream-key");
+    expect(sent.body).toEqual({
+      model: "claude-sonnet-4-20250514",
+      messages: [{ role: "user", content: "How many tokens?" }],
+    });
+  });
+});

@@ -172,6 +172,27 @@ describe("streams", () => {
     expect(reply.body).toMatchObject({ type: "error", error: { type: "api_error" } });
   });
 
+  test("a stream that just stops, with no finish_reason and no [DONE], is an error, not a complete answer", async () => {
+    // No `[DONE]`, no finish_reason: what a connection closed cleanly by a proxy mid-answer looks like.
+    openai.enqueue({
+      kind: "sse",
+      frames: openaiFrames([textChunk("a"), textChunk("b")]).filter((f) => !f.includes("[DONE]")),
+    });
+    const reply = await postStream(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
+    expect(reply.status).toBe(200);
+    expect(reply.events.at(-1)!.event).toBe("error");
+    expect(JSON.parse(reply.events.at(-1)!.data).error.message).toContain("ended before the answer was complete");
+    expect(reply.events.some((event) => event.event === "message_stop")).toBe(false);
+  });
+
+  test("an upstream that answers a stream request with JSON gets a clear error status", async () => {
+    openai.enqueue({ kind: "json", body: { id: "c", object: "chat.completion", choices: [] } });
+    const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
+    expect(reply.status).toBe(502);
+    expect(reply.body).toMatchObject({ type: "error", error: { type: "api_error" } });
+    expect((reply.body as Json).error.message).toContain("JSON body instead of an event stream");
+  });
+
   test("on the OpenAI route a mid-stream failure is a data: error chunk", async () => {
     openai.enqueue({
       kind: "sse",

@@ -50,3 +50,26 @@ test("500, 529 and a dropped connection are retried, before anything is sent", a
   // One retry in the test before, three here.
   expect(metrics).toMatch(/parley_upstream_retries_total\{provider="local"\} 4/);
 });
+
+test("a stream that breaks before content and then meets errors stops at maxAttempts in all", async () => {
+  upstream.requests.length = 0;
+  const roleOnly = {
+    id: "c",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m",
+    choices: [{ index: 0, delta: { role: "assistant" }, finish_reason: null }],
+  };
+  upstream.enqueue(
+    { kind: "sse", frames: [`data: ${JSON.stringify(roleOnly)}\n\n`], destroyAfterFrames: 1 },
+    { kind: "error", status: 500, body: "x" },
+    { kind: "error", status: 500, body: "x" },
+    { kind: "json", body: answer },
+  );
+  const reply = await postJson(`${gateway.url}/v1/messages`, { ...body, stream: true });
+  expect(reply.status).toBe(500);
+  expect(reply.body).toMatchObject({ type: "error", error: { type: "api_error" } });
+  expect(upstream.requests).toHaveLength(3);
+  upstream.enqueue({ kind: "json", body: answer });
+  expect((await postJson(`${gateway.url}/v1/messages`, body)).status).toBe(200);
+});

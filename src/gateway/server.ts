@@ -45,7 +45,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     options.logger ?? pino({ level: config.logLevel, base: null }, pino.destination({ fd: 2, sync: false }));
   const secrets = Object.values(config.providers).flatMap((provider) => (provider.apiKey ? [provider.apiKey] : []));
   const metrics = new GatewayMetrics();
-  const store = options.store ?? (await openConfiguredStore(config.store));
+  const store = options.store ?? (await openConfiguredStore(config));
   const state: GatewayState = {
     config,
     providers,
@@ -199,20 +199,26 @@ function buildRouter(state: GatewayState): Router {
     .add({ method: "GET", pattern: "/metrics", api: "anthropic", auth: true, handler: bind(handleMetrics) });
 }
 
-async function openConfiguredStore(url: string): Promise<ConversationStore> {
+async function openConfiguredStore(config: GatewayConfig): Promise<ConversationStore> {
   const { openStore } = await import("../store/open-store.js");
-  return openStore(url);
+  // The configured retention, not the store's default, from the first pruning on.
+  return openStore(config.store, { traceRetention: tracePolicy(config) });
+}
+
+function tracePolicy(config: GatewayConfig): { maxAgeMs?: number; maxCount?: number } {
+  const { traces } = config;
+  const policy: { maxAgeMs?: number; maxCount?: number } = {};
+  if (traces.maxAgeDays !== undefined) policy.maxAgeMs = traces.maxAgeDays * 24 * HOUR;
+  if (traces.maxCount !== undefined) policy.maxCount = traces.maxCount;
+  return policy;
 }
 
 const HOUR = 3_600_000;
 
 function startTracePruning(state: GatewayState): NodeJS.Timeout {
-  const { traces } = state.config;
+  const policy = tracePolicy(state.config);
   const prune = () => {
     if (state.store === undefined) return;
-    const policy: { maxAgeMs?: number; maxCount?: number } = {};
-    if (traces.maxAgeDays !== undefined) policy.maxAgeMs = traces.maxAgeDays * 24 * HOUR;
-    if (traces.maxCount !== undefined) policy.maxCount = traces.maxCount;
     state.store
       .pruneTraces(policy)
       .catch((error: unknown) => state.logger.warn({ err: (error as Error).message }, "trace pruning failed"));

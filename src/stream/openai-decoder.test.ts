@@ -101,6 +101,16 @@ describe("OpenAI stream decoder", () => {
     expect(accumulate(run(`${sse}data: [DONE]\n\n`, { textToolCalls: "glm" })).stopReason.unified).toBe("end_turn");
   });
 
+  test("a body that ends with neither [DONE] nor a finish_reason ends with an error, keeping what came", () => {
+    const events = run(chunk({ content: "Partial" }));
+    expect(events.at(-1)).toMatchObject({ type: "error", error: { type: "api_error" } });
+    expect(events.some((event) => event.type === "finish")).toBe(false);
+    expect(shape(events)).toEqual([["text", "Partial"]]);
+    // A finish_reason without [DONE] (some servers omit it) is a complete answer.
+    const stop = `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`;
+    expect(run(chunk({ content: "Whole" }) + stop).at(-1)).toMatchObject({ type: "finish" });
+  });
+
   test("an error chunk mid-stream ends the stream with an error event", () => {
     const events = run(scripted("openai-error-midstream.sse"));
     expect(events[events.length - 1]).toEqual({

@@ -40,6 +40,8 @@ export interface OpenAIChunkDecoder {
   end(): StreamEvent[];
   /** An upstream error object: closes what is open and emits `error`. */
   fail(error: unknown): StreamEvent[];
+  /** Whether a chunk carried a `finish_reason`. */
+  finishReasonSeen(): boolean;
 }
 
 type OpenBlock =
@@ -57,10 +59,14 @@ type TextToolParser = ReturnType<typeof createTextToolCallParser>;
 /** SSE messages of an OpenAI-compatible stream -> core events. */
 export function createOpenAIStreamDecoder(options: OpenAIDecodeOptions = {}): IncrementalDecoder<SseMessage> {
   const decoder = createOpenAIChunkDecoder(options);
+  let sawDone = false;
   return {
     push(message: SseMessage): StreamEvent[] {
       const data = message.data;
-      if (data === "[DONE]") return decoder.end();
+      if (data === "[DONE]") {
+        sawDone = true;
+        return decoder.end();
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(data);
@@ -74,7 +80,12 @@ export function createOpenAIStreamDecoder(options: OpenAIDecodeOptions = {}): In
       }
       return decoder.pushChunk(parsed);
     },
-    finish: () => decoder.end(),
+    // A body that ends with neither `[DONE]` nor a finish_reason was cut off (a dropped connection read as
+    // a clean close): an answer that looks complete would hide it.
+    finish: () =>
+      sawDone || decoder.finishReasonSeen()
+        ? decoder.end()
+        : decoder.fail({ message: "the upstream stream ended before the answer was complete", type: "api_error" }),
   };
 }
 
@@ -120,6 +131,10 @@ class ChunkDecoder implements OpenAIChunkDecoder {
       if (typeof choice.finish_reason === "string") this.finishReason = choice.finish_reason;
     }
     return this.take();
+  }
+
+  finishReasonSeen(): boolean {
+    return this.finishReason !== null;
   }
 
   end(): StreamEvent[] {

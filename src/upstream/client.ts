@@ -42,6 +42,8 @@ export interface UpstreamRequest {
   body: string;
   /** Aborted when the client goes away: the upstream request ends at once. */
   signal?: AbortSignal;
+  /** Attempts this call may still make (a stream that broke before content has used some already). */
+  maxAttempts?: number;
 }
 
 export interface UpstreamResponse {
@@ -114,7 +116,11 @@ export class UpstreamClient {
         if (upstreamRequest.signal?.aborted) throw failure;
         error = isParleyError(failure) ? (failure as UpstreamError) : upstreamErrorForFailure(failure, this.secrets);
       }
-      const delay = error.retryable ? retryDelay(this.retry, attempt, error.retryAfterMs) : undefined;
+      const policy =
+        upstreamRequest.maxAttempts === undefined
+          ? this.retry
+          : { ...this.retry, maxAttempts: upstreamRequest.maxAttempts };
+      const delay = error.retryable ? retryDelay(policy, attempt, error.retryAfterMs) : undefined;
       if (delay === undefined) throw error;
       this.onRetry?.(attempt, delay, error);
       await sleep(delay, upstreamRequest.signal);

@@ -662,7 +662,7 @@ describe("recurring complaints about gateways (peers section 4)", () => {
     expect(details.length).toBeGreaterThan(0);
     upstream("openrouter").enqueue(
       sse("openrouter/gemini-3.1-flash-lite-parallel-tools.sse"),
-      json("azure/deepseek-v4-pro-reasoning.json"),
+      sse("scripted/openai-vllm-reasoning.sse"),
     );
     await toolLoop(
       {

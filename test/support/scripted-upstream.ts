@@ -109,7 +109,8 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
       recorded.aborted = true;
       for (const wake of abortWaiters.splice(0)) wake();
     });
-    if ((req.url ?? "").split("?")[0] !== expectedPath) {
+    const path = (req.url ?? "").split("?")[0];
+    if (path !== expectedPath && !(kind === "anthropic" && path === `${expectedPath}/count_tokens`)) {
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
       return;

@@ -58,7 +58,9 @@ const ERROR_TYPES = new Set<string>([
 export function streamErrorToUpstreamError(error: StreamError): UpstreamError {
   const type: ErrorType = ERROR_TYPES.has(error.type) ? (error.type as ErrorType) : "api_error";
   const status = type === "api_error" ? 500 : statusForErrorType(type);
-  return new UpstreamError(type, `upstream: ${error.message}`, { retryable: false, status });
+  // Before any content reached the client, a server-side failure is worth another attempt.
+  const retryable = type === "api_error" || type === "overloaded_error";
+  return new UpstreamError(type, `upstream: ${error.message}`, { retryable, status });
 }
 
 /** Appends to a trace buffer up to `cap` characters. */

@@ -45,9 +45,20 @@ export async function streamAnswer(
         headers: target.headers,
         body: exchange.bodyText,
         signal: upstreamAbort.signal,
+        // Attempts in all: a stream that broke before any content spent some already.
+        maxAttempts: Math.max(1, state.config.retries.maxAttempts - attemptsUsed),
       });
       attemptsUsed += response.attempts;
       recordUpstream(ctx, state, exchange, response.headersMs, attemptsUsed);
+      if (isJson(response.headers["content-type"])) {
+        const text = await response.body.text();
+        exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
+        throw new UpstreamError(
+          "api_error",
+          "upstream answered a streaming request with a JSON body instead of an event stream (set stream to false for this provider)",
+          { retryable: false, status: 502, body: text.slice(0, 500) },
+        );
+      }
       exchange.trace.upstreamResponse = "";
       const relay = new StreamRelay(
         ctx,
@@ -388,4 +399,9 @@ class StreamRelay {
 
 function isContent(event: StreamEvent): boolean {
   return event.type !== "message-start" && event.type !== "finish" && event.type !== "error";
+}
+
+function isJson(contentType: string | string[] | undefined): boolean {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType;
+  return value !== undefined && /^application\/(.+\+)?json/i.test(value.trim());
 }

@@ -1,16 +1,50 @@
-import { listedModels } from "../config/routing.js";
+import { UpstreamError } from "../../core/index.js";
+import { listedModels, resolveRoute } from "../config/routing.js";
 import { anthropicRequestToCore, parseCountTokensRequest } from "../exchange/codecs.js";
+import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { countInputTokens } from "../token-count.js";
 
-/** `POST /v1/messages/count_tokens`: an o200k_base count of system, messages and tools (see docs/gateway.md). */
+/**
+ * `POST /v1/messages/count_tokens`: a model routed to an Anthropic provider is counted by that provider (its
+ * count includes the hidden tool and thinking prompts); any other gets an o200k_base count of system, messages
+ * and tools (see docs/gateway.md).
+ */
 export async function handleCountTokens(ctx: Context, state: GatewayState): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
   const body = parseCountTokensRequest(raw);
+  const route = resolveRoute(state.config, raw.model as string);
+  const provider = state.providers[route.provider.name];
+  if (provider?.config.type === "anthropic") {
+    await countUpstream(ctx, state, provider, { ...raw, model: route.upstreamModel });
+    return;
+  }
   const core = anthropicRequestToCore({ ...(body as object), max_tokens: 1 } as never).value;
   sendJson(ctx, 200, { input_tokens: await countInputTokens(core) });
+}
+
+async function countUpstream(
+  ctx: Context,
+  state: GatewayState,
+  provider: ProviderRuntime,
+  body: Record<string, unknown>,
+): Promise<void> {
+  const target = provider.headers(ctx.req.headers, false, "");
+  const response = await state.upstream.post({
+    url: target.url.replace(/\/messages$/, "/messages/count_tokens"),
+    headers: target.headers,
+    body: JSON.stringify(body),
+    signal: ctx.clientGone,
+  });
+  const reply = (await response.body.json()) as { input_tokens?: unknown };
+  if (typeof reply?.input_tokens !== "number")
+    throw new UpstreamError("api_error", "upstream count_tokens answered without input_tokens", {
+      retryable: false,
+      status: 502,
+    });
+  sendJson(ctx, 200, { input_tokens: reply.input_tokens });
 }
 
 const startedAt = new Date().toISOString();
