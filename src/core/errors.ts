@@ -26,6 +26,11 @@ const statusByType: Record<ErrorType, number> = {
   overloaded_error: 529,
 };
 
+/** Whether a string from the wire is one of the error types Parley knows. */
+export function isErrorType(type: string): type is ErrorType {
+  return Object.hasOwn(statusByType, type);
+}
+
 export function statusForErrorType(type: ErrorType): number {
   return statusByType[type];
 }

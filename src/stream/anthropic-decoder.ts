@@ -1,4 +1,4 @@
-import { type ErrorType, statusForErrorType } from "../core/errors.js";
+import { isErrorType, statusForErrorType } from "../core/errors.js";
 import type { Part } from "../core/parts.js";
 import type { FinishEvent, IncrementalDecoder, StreamEvent } from "../core/stream-events.js";
 import type { Usage } from "../core/usage.js";
@@ -182,20 +182,4 @@ class AnthropicStreamDecoder implements IncrementalDecoder<SseMessage> {
     this.started = true;
     return [{ type: "message-start", id: "", model: "" }];
   }
-}
-
-const ERROR_TYPES: ReadonlySet<string> = new Set<ErrorType>([
-  "invalid_request_error",
-  "authentication_error",
-  "permission_error",
-  "not_found_error",
-  "request_too_large",
-  "rate_limit_error",
-  "api_error",
-  "timeout_error",
-  "overloaded_error",
-]);
-
-function isErrorType(type: string): type is ErrorType {
-  return ERROR_TYPES.has(type);
 }

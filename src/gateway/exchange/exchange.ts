@@ -1,4 +1,11 @@
-import { type ErrorType, type StreamError, statusForErrorType, UpstreamError, type Usage } from "../../core/index.js";
+import {
+  type ErrorType,
+  isErrorType,
+  type StreamError,
+  statusForErrorType,
+  UpstreamError,
+  type Usage,
+} from "../../core/index.js";
 import type { OpenAIDecodeOptions } from "./codecs.js";
 import type { ClientRequest, UpstreamPlan } from "./plan.js";
 import type { ProviderRuntime } from "./providers.js";
@@ -42,21 +49,9 @@ export function withInputEstimate(usage: Partial<Usage> | undefined, exchange: E
   return { ...usage, inputTokens: exchange.estimateInputTokens() };
 }
 
-const ERROR_TYPES = new Set<string>([
-  "invalid_request_error",
-  "authentication_error",
-  "permission_error",
-  "not_found_error",
-  "request_too_large",
-  "rate_limit_error",
-  "api_error",
-  "timeout_error",
-  "overloaded_error",
-]);
-
 /** An upstream's in-stream error event as a typed error (unknown types become `api_error`, message kept). */
 export function streamErrorToUpstreamError(error: StreamError): UpstreamError {
-  const type: ErrorType = ERROR_TYPES.has(error.type) ? (error.type as ErrorType) : "api_error";
+  const type: ErrorType = isErrorType(error.type) ? error.type : "api_error";
   const status = type === "api_error" ? 500 : statusForErrorType(type);
   // Before any content reached the client, a server-side failure is worth another attempt.
   const retryable = type === "api_error" || type === "overloaded_error";
