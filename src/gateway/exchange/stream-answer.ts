@@ -239,6 +239,10 @@ class StreamRelay {
     if (!this.sawFinish && !this.sawError) {
       this.writeError({ type: "api_error", message: "upstream ended the stream before the answer was complete" });
     }
+    // A stateful turn's answer is complete in the store before the client sees the end of the stream, so
+    // that a next turn sent at once finds it.
+    this.stopPings();
+    await this.closeStore();
     this.end();
   }
 
@@ -271,8 +275,12 @@ class StreamRelay {
     }
     if (this.store) this.store.push(patched);
     else this.pendingForStore.push(patched);
+    if (patched.type === "finish" && this.exchange.conversationId !== undefined) this.tail = "";
     return this.write(this.encoder.encode(patched));
   }
+
+  /** Stateful turns: the end of the stream, held back until the answer is stored (see `pump`). */
+  private tail: string | undefined;
 
   /** While set, writes collect here and go out together in `flushBatch`. */
   private batch: string | undefined;
@@ -313,6 +321,10 @@ class StreamRelay {
   private write(text: string): boolean {
     if (this.batch !== undefined) {
       this.batch += text;
+      return true;
+    }
+    if (this.tail !== undefined) {
+      this.tail += text;
       return true;
     }
     if (text === "" || this.ctx.res.destroyed) return true;
@@ -376,7 +388,9 @@ class StreamRelay {
     if (this.finished) return;
     this.finished = true;
     this.flushBatch();
-    this.write(this.encoder.end());
+    const tail = this.tail ?? "";
+    this.tail = undefined;
+    this.write(tail + this.encoder.end());
     this.ctx.res.end();
   }
 
