@@ -8,6 +8,7 @@ const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url));
 const builtCli = join(repositoryRoot, "dist/cli/main.js");
 const sourceCli = join(repositoryRoot, "src/cli/main.ts");
 const mockUpstreamScript = join(repositoryRoot, "bench/support/mock-upstream.ts");
+const bareProxyScript = join(repositoryRoot, "bench/support/bare-proxy.ts");
 
 /**
  * How the child runs `parley serve`: the package's built CLI (what users run), the sources through tsx, or a
@@ -190,18 +191,34 @@ export async function startChildMockUpstream(options: {
   frameDelayMs?: number;
   core?: number;
 }): Promise<ChildMockUpstream> {
-  const node = ["--import", "tsx", mockUpstreamScript, `--frame-delay=${options.frameDelayMs ?? 0}`];
+  const args = [mockUpstreamScript, `--frame-delay=${options.frameDelayMs ?? 0}`];
+  return startScript(args, /mock upstream on (http:\/\/\S+)/, options.core);
+}
+
+/** The bare pass-through proxy (see bare-proxy.ts): the floor `parley serve` is compared with. */
+export async function startChildBareProxy(options: {
+  upstreamUrl: string;
+  pacedUrl: string;
+  core?: number;
+}): Promise<ChildMockUpstream> {
+  const args = [bareProxyScript, options.upstreamUrl, options.pacedUrl];
+  return startScript(args, /bare proxy on (http:\/\/\S+)/, options.core);
+}
+
+/** A TypeScript script in its own node process, optionally pinned, that prints its URL when ready. */
+async function startScript(args: string[], ready: RegExp, core: number | undefined): Promise<ChildMockUpstream> {
+  const node = ["--import", "tsx", ...args];
   const command =
-    options.core === undefined
+    core === undefined
       ? { file: process.execPath, args: node }
-      : { file: "taskset", args: ["-c", String(options.core), process.execPath, ...node] };
+      : { file: "taskset", args: ["-c", String(core), process.execPath, ...node] };
   const child = spawn(command.file, command.args, { cwd: repositoryRoot, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (text: string) => {
     stderr = (stderr + text).slice(-16 * 1024);
   });
   try {
-    const baseUrl = await waitForUrl(child, /mock upstream on (http:\/\/\S+)/, 20_000, () => stderr);
+    const baseUrl = await waitForUrl(child, ready, 20_000, () => stderr);
     return { baseUrl, pid: child.pid!, stop: () => stopChild(child, 3_000) };
   } catch (error) {
     child.kill("SIGKILL");

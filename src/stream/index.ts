@@ -6,4 +6,9 @@ export { createOpenAIChunkDecoder, createOpenAIStreamDecoder, type OpenAIDecodeO
 export { createOpenAIStreamEncoder } from "./openai-encoder.js";
 export { formatSse, parseSse, SseDecoder, type SseMessage } from "./sse.js";
 export { createTextToolCallParser, type TextToolCallFormat } from "./text-tool-calls/index.js";
-export { createThinkTagParser, type ThinkSegment, type ThinkTagParser } from "./think-tags.js";
+export {
+  createThinkTagParser,
+  type ThinkSegment,
+  type ThinkSegmentSink,
+  type ThinkTagParser,
+} from "./think-tags.js";

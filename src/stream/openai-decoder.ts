@@ -1,5 +1,4 @@
 import {
-  assertNever,
   encodeOriginSignature,
   type IncrementalDecoder,
   type ReasoningField,
@@ -21,7 +20,7 @@ import type {
 } from "../formats/openai-chat/wire-types.js";
 import type { SseMessage } from "./sse.js";
 import { createTextToolCallParser, type TextToolCallFormat, type TextToolSegment } from "./text-tool-calls/index.js";
-import { createThinkTagParser, type ThinkSegment, type ThinkTagParser } from "./think-tags.js";
+import { createThinkTagParser, type ThinkSegmentSink, type ThinkTagParser } from "./think-tags.js";
 
 export interface OpenAIDecodeOptions {
   /** The provider name recorded in the origin of reasoning (gateway config key or preset id). */
@@ -223,7 +222,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
       return;
     }
     this.thinkParser ??= createThinkTagParser();
-    this.thinkSegments(this.thinkParser.push(text));
+    this.thinkParser.pushTo(text, this.thinkSink);
   }
 
   /** Mistral Magistral: `{type: "thinking", thinking: [{type: "text", text}]}` parts inside `content`. */
@@ -239,29 +238,21 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     }
   }
 
-  private thinkSegments(segments: ThinkSegment[]): void {
-    for (const segment of segments) {
-      switch (segment.type) {
-        case "text":
-          this.textSink(segment.text);
-          break;
-        case "thinking-start":
-          this.closeBlock();
-          this.thinkingBlock("think-tags");
-          break;
-        case "thinking": {
-          const block = this.thinkingBlock("think-tags");
-          this.out.push({ type: "thinking-delta", index: block.index, thinking: segment.text });
-          break;
-        }
-        case "thinking-end":
-          if (this.open?.kind === "thinking") this.closeBlock();
-          break;
-        default:
-          assertNever(segment, "think segment");
-      }
-    }
-  }
+  /** Where the think-tag parser's segments go, with no array per content delta. */
+  private readonly thinkSink: ThinkSegmentSink = {
+    text: (text) => this.textSink(text),
+    thinkingStart: () => {
+      this.closeBlock();
+      this.thinkingBlock("think-tags");
+    },
+    thinking: (text) => {
+      const block = this.thinkingBlock("think-tags");
+      this.out.push({ type: "thinking-delta", index: block.index, thinking: text });
+    },
+    thinkingEnd: () => {
+      if (this.open?.kind === "thinking") this.closeBlock();
+    },
+  };
 
   private textSink(text: string): void {
     if (this.options.textToolCalls === undefined) {
@@ -356,7 +347,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     const parser = this.thinkParser;
     if (parser === undefined) return;
     this.thinkParser = undefined;
-    this.thinkSegments(parser.finish());
+    parser.finishTo(this.thinkSink);
   }
 
   private flushParsers(): void {

@@ -8,6 +8,7 @@ import {
   mergeThinkSegments,
   splitThinkTags,
   type ThinkSegment,
+  type ThinkSegmentSink,
   type ThinkTagOptions,
 } from "./think-tags.js";
 
@@ -222,5 +223,82 @@ describe("createThinkTagParser", () => {
     expect(thinking?.type === "thinking" && thinking.text.startsWith("\nOkay,")).toBe(true);
     expect(text?.type === "text" && text.text.length > 0 && !text.text.includes("</think>")).toBe(true);
     expect(render(merged)).toBe(whole);
+  });
+});
+
+/** Collects what `pushTo` / `finishTo` hand to the sink as the array form's segments. */
+function sunk(pieces: readonly string[], options: ThinkTagOptions = {}): ThinkSegment[] {
+  const parser = createThinkTagParser(options);
+  const out: ThinkSegment[] = [];
+  const sink: ThinkSegmentSink = {
+    text: (text) => out.push({ type: "text", text }),
+    thinkingStart: () => out.push({ type: "thinking-start" }),
+    thinking: (text) => out.push({ type: "thinking", text }),
+    thinkingEnd: () => out.push({ type: "thinking-end" }),
+  };
+  for (const piece of pieces) parser.pushTo(piece, sink);
+  parser.finishTo(sink);
+  return out;
+}
+
+describe("pushTo / finishTo", () => {
+  test("hands the sink exactly the segments push and finish return, for any split", () => {
+    fc.assert(
+      fc.property(content, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (input, points, startInThinking) => {
+        const pieces = cut(input, points);
+        expect(sunk(pieces, { startInThinking })).toEqual(streamed(pieces, { startInThinking }));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test("the two forms can be mixed on one parser", () => {
+    fc.assert(
+      fc.property(content, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (input, points, startInThinking) => {
+        const pieces = cut(input, points);
+        const parser = createThinkTagParser({ startInThinking });
+        const out: ThinkSegment[] = [];
+        const sink: ThinkSegmentSink = {
+          text: (text) => out.push({ type: "text", text }),
+          thinkingStart: () => out.push({ type: "thinking-start" }),
+          thinking: (text) => out.push({ type: "thinking", text }),
+          thinkingEnd: () => out.push({ type: "thinking-end" }),
+        };
+        pieces.forEach((piece, index) => {
+          if (index % 2 === 0) parser.pushTo(piece, sink);
+          else out.push(...parser.push(piece));
+        });
+        parser.finishTo(sink);
+        expect(out).toEqual(streamed(pieces, { startInThinking }));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("a push with no tag character goes to the sink whole, in the current state", () => {
+    const parser = createThinkTagParser();
+    const calls: string[] = [];
+    const sink: ThinkSegmentSink = {
+      text: (text) => calls.push(`text:${text}`),
+      thinkingStart: () => calls.push("start"),
+      thinking: (text) => calls.push(`thinking:${text}`),
+      thinkingEnd: () => calls.push("end"),
+    };
+    parser.pushTo("plain", sink);
+    parser.pushTo("<think>a", sink);
+    parser.pushTo("b", sink);
+    parser.pushTo("", sink);
+    parser.pushTo("x\ud83d", sink);
+    parser.pushTo("\ude00</think>", sink);
+    parser.finishTo(sink);
+    expect(calls).toEqual([
+      "text:plain",
+      "start",
+      "thinking:a",
+      "thinking:b",
+      "thinking:x",
+      "thinking:\ud83d\ude00",
+      "end",
+    ]);
   });
 });

@@ -33,9 +33,24 @@ export interface ThinkTagOptions {
   startInThinking?: boolean;
 }
 
+/**
+ * Receives a parser's output without any allocation per push: the same segments, in the same order, as
+ * the array form returns, one call each. `text` and `thinking` are never called with "".
+ */
+export interface ThinkSegmentSink {
+  text(text: string): void;
+  thinkingStart(): void;
+  thinking(text: string): void;
+  thinkingEnd(): void;
+}
+
 export interface ThinkTagParser {
   push(text: string): ThinkSegment[];
   finish(): ThinkSegment[];
+  /** `push` with the segments handed to `sink` instead of returned (the streaming hot path). */
+  pushTo(text: string, sink: ThinkSegmentSink): void;
+  /** `finish` with the segments handed to `sink`. */
+  finishTo(sink: ThinkSegmentSink): void;
 }
 
 export function createThinkTagParser(options: ThinkTagOptions = {}): ThinkTagParser {
@@ -62,43 +77,119 @@ export function mergeThinkSegments(segments: readonly ThinkSegment[]): ThinkSegm
   return merged;
 }
 
+/** The sink behind the array form: appends segment objects to `out`, which the caller swaps per push. */
+class SegmentCollector implements ThinkSegmentSink {
+  out: ThinkSegment[] = [];
+  text(text: string): void {
+    this.out.push({ type: "text", text });
+  }
+  thinkingStart(): void {
+    this.out.push({ type: "thinking-start" });
+  }
+  thinking(text: string): void {
+    this.out.push({ type: "thinking", text });
+  }
+  thinkingEnd(): void {
+    this.out.push({ type: "thinking-end" });
+  }
+}
+
 class StreamingThinkTagParser implements ThinkTagParser {
   private readonly openTag: string;
   private readonly closeTag: string;
+  /** The first character of each tag: a push without the awaited one can hold no tag nor the start of one. */
+  private readonly openFirst: string;
+  private readonly closeFirst: string;
   private inThinking = false;
+  /** The first character of the tag awaited in the current state. */
+  private awaitedFirst: string;
   /** A suffix of the input that may still turn out to be the start of a tag. */
   private held = "";
   /** `startInThinking` before the first input: the implicit block is not yet announced. */
   private implicitOpenPending: boolean;
   /** `startInThinking`: an explicit open tag at the very start belongs to the implicit block. */
   private absorbLeadingOpenTag: boolean;
+  /** Nothing held and nothing pending: a push can take the fast path. */
+  private plain: boolean;
+  private readonly collector = new SegmentCollector();
 
   constructor(options: ThinkTagOptions) {
     this.openTag = options.openTag ?? "<think>";
     this.closeTag = options.closeTag ?? "</think>";
     if (this.openTag === "" || this.closeTag === "") throw new Error("think tags must not be empty");
+    this.openFirst = this.openTag[0]!;
+    this.closeFirst = this.closeTag[0]!;
+    this.awaitedFirst = this.openFirst;
     this.implicitOpenPending = options.startInThinking === true;
     this.absorbLeadingOpenTag = this.implicitOpenPending;
+    this.plain = !this.implicitOpenPending;
   }
 
   push(text: string): ThinkSegment[] {
-    if (this.held.length === 0 && !this.implicitOpenPending && !this.absorbLeadingOpenTag) {
-      // The common chunk: no tag in it and none beginning at its end.
-      const tag = this.inThinking ? this.closeTag : this.openTag;
-      if (text.indexOf(tag) === -1 && heldSuffixLength(text, 0, tag) === 0) {
-        return text.length === 0 ? [] : [this.segment(text)];
-      }
+    if (this.plain && this.passesThrough(text)) {
+      if (text.length === 0) return [];
+      return [this.inThinking ? { type: "thinking", text } : { type: "text", text }];
     }
     const out: ThinkSegment[] = [];
-    this.announceImplicitOpen(out);
-    if (text.length === 0) return out;
+    this.collector.out = out;
+    this.pushSlow(text, this.collector);
+    return out;
+  }
+
+  pushTo(text: string, sink: ThinkSegmentSink): void {
+    if (this.plain && this.passesThrough(text)) {
+      if (text.length === 0) return;
+      if (this.inThinking) sink.thinking(text);
+      else sink.text(text);
+      return;
+    }
+    this.pushSlow(text, sink);
+  }
+
+  finish(): ThinkSegment[] {
+    const out: ThinkSegment[] = [];
+    this.collector.out = out;
+    this.finishTo(this.collector);
+    return out;
+  }
+
+  finishTo(sink: ThinkSegmentSink): void {
+    this.announceImplicitOpen(sink);
+    this.absorbLeadingOpenTag = false;
+    if (this.held.length > 0) {
+      this.emit(this.held, sink);
+      this.held = "";
+    }
+    if (this.inThinking) {
+      sink.thinkingEnd();
+      this.inThinking = false;
+    }
+    this.awaitedFirst = this.openFirst;
+    this.plain = true;
+  }
+
+  /**
+   * The common push, with nothing held: it holds no character that could begin the tag awaited and
+   * does not end in a high surrogate, so it is all one segment.
+   */
+  private passesThrough(text: string): boolean {
+    const length = text.length;
+    if (length === 0) return true;
+    const last = text.charCodeAt(length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) return false;
+    return text.indexOf(this.awaitedFirst) === -1;
+  }
+
+  private pushSlow(text: string, sink: ThinkSegmentSink): void {
+    this.announceImplicitOpen(sink);
+    if (text.length === 0) return;
     const buffer = this.held.length === 0 ? text : this.held + text;
     this.held = "";
     let position = 0;
     if (this.absorbLeadingOpenTag) {
       if (buffer.length < this.openTag.length && this.openTag.startsWith(buffer)) {
         this.held = buffer;
-        return out;
+        return;
       }
       this.absorbLeadingOpenTag = false;
       if (buffer.startsWith(this.openTag)) position = this.openTag.length;
@@ -107,43 +198,31 @@ class StreamingThinkTagParser implements ThinkTagParser {
       const tag = this.inThinking ? this.closeTag : this.openTag;
       const found = buffer.indexOf(tag, position);
       if (found === -1) break;
-      if (found > position) out.push(this.segment(buffer.slice(position, found)));
-      out.push(this.inThinking ? { type: "thinking-end" } : { type: "thinking-start" });
+      if (found > position) this.emit(buffer.slice(position, found), sink);
+      if (this.inThinking) sink.thinkingEnd();
+      else sink.thinkingStart();
       this.inThinking = !this.inThinking;
       position = found + tag.length;
     }
+    this.awaitedFirst = this.inThinking ? this.closeFirst : this.openFirst;
     const keep = heldSuffixLength(buffer, position, this.inThinking ? this.closeTag : this.openTag);
     const end = buffer.length - keep;
-    if (end > position)
-      out.push(this.segment(position === 0 && end === buffer.length ? buffer : buffer.slice(position, end)));
+    if (end > position) this.emit(position === 0 && end === buffer.length ? buffer : buffer.slice(position, end), sink);
     if (keep > 0) this.held = buffer.slice(end);
-    return out;
+    this.plain = keep === 0;
   }
 
-  finish(): ThinkSegment[] {
-    const out: ThinkSegment[] = [];
-    this.announceImplicitOpen(out);
-    this.absorbLeadingOpenTag = false;
-    if (this.held.length > 0) {
-      out.push(this.segment(this.held));
-      this.held = "";
-    }
-    if (this.inThinking) {
-      out.push({ type: "thinking-end" });
-      this.inThinking = false;
-    }
-    return out;
-  }
-
-  private announceImplicitOpen(out: ThinkSegment[]): void {
+  private announceImplicitOpen(sink: ThinkSegmentSink): void {
     if (!this.implicitOpenPending) return;
     this.implicitOpenPending = false;
     this.inThinking = true;
-    out.push({ type: "thinking-start" });
+    this.awaitedFirst = this.closeFirst;
+    sink.thinkingStart();
   }
 
-  private segment(text: string): ThinkSegment {
-    return this.inThinking ? { type: "thinking", text } : { type: "text", text };
+  private emit(text: string, sink: ThinkSegmentSink): void {
+    if (this.inThinking) sink.thinking(text);
+    else sink.text(text);
   }
 }
 
