@@ -119,7 +119,7 @@ test("a slow-reading client on a long stream: the gateway's memory stays flat an
   expect(
     growth,
     `RSS grew by ${(growth / MB).toFixed(1)} MB for a ${(STREAM_BYTES / MB).toFixed(0)} MB stream`,
-  ).toBeLessThan(STREAM_BYTES / 4);
+  ).toBeLessThan(STREAM_BYTES / 2); // buffering would hold the whole answer (more, as strings); heap churn on a busy machine reached 20 MB
   // The upstream was held back too: it could not push the whole answer while the client was slow.
   expect(framesWrittenWhileSlow).toBeLessThan(FRAMES / 2);
   const events = parseSse(text).map((event) => JSON.parse(event.data) as { type: string; delta?: { text?: string } });

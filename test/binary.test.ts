@@ -1,0 +1,62 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { describe, expect, test } from "vitest";
+
+/**
+ * The binary users run is the bundle `npm install` builds (dist/parley.js), not the sources the other tests
+ * import: its lazily loaded parts (store drivers, YAML, the tokenizer, undici's pool) must resolve from it.
+ */
+const binary = new URL("../dist/parley.js", import.meta.url).pathname;
+
+describe("the built parley binary", () => {
+  test("exists after npm install", () => {
+    expect(existsSync(binary), "run npm install (or npm run build) first").toBe(true);
+  });
+
+  test("converts a request", () => {
+    const anthropic = { model: "m", max_tokens: 5, messages: [{ role: "user", content: "hi" }] };
+    const run = spawnSync(process.execPath, [binary, "convert", "request", "--from", "anthropic", "--to", "openai"], {
+      input: JSON.stringify(anthropic),
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ model: "m", messages: [{ role: "user", content: "hi" }] });
+  });
+
+  test("serves with the default SQLite store and counts tokens", async () => {
+    const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "parley-bin-")), "parley.db")}`;
+    const child = spawn(process.execPath, [binary, "serve", "--port", "0", "--store", store], {
+      env: { ...process.env, PARLEY_LOG_LEVEL: "silent" },
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /parley listening on (\S+)\n/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        child.on("exit", (code) => reject(new Error(`exited ${code}`)));
+      });
+      const health = await request(`${url}/health`);
+      expect(await health.body.json()).toEqual({ status: "ok" });
+      const count = await request(`${url}/v1/messages/count_tokens`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "Hello there, how are you?" }] }),
+      });
+      const counted = (await count.body.json()) as { input_tokens: number };
+      expect(counted.input_tokens).toBeGreaterThan(5);
+      expect(counted.input_tokens).toBeLessThan(20);
+      const created = await request(`${url}/v1/conversations`, { method: "POST", body: "{}" });
+      expect(created.statusCode).toBe(201);
+      await created.body.dump();
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+  });
+});
