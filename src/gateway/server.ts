@@ -60,6 +60,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     logger,
     keys: new KeyChecker(config.apiKeys),
     openStreams: new Set(),
+    secrets: [...secrets, ...config.apiKeys],
   };
   const router = buildRouter(state);
   let inFlight = 0;

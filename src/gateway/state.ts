@@ -22,4 +22,6 @@ export interface GatewayState {
   logger: Logger;
   keys: KeyChecker;
   openStreams: Set<OpenStream>;
+  /** Configured client and upstream keys: kept out of traces whatever their shape. */
+  secrets: readonly string[];
 }

@@ -98,12 +98,18 @@ const PUNCTUATION = 0.5;
 const CJK = 0.8;
 const OTHER = 0.6;
 
+/** ASCII character classes, by code: 1 a letter or digit, 2 punctuation, 0 a space. */
+const ASCII_CLASS = new Uint8Array(128).map((_, code) =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ? 1 : code === 32 ? 0 : 2,
+);
+
 export function approximateTokens(text: string): number {
   let total = 0;
   let run = 0;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    if ((code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)) {
+    const kind = code < 128 ? ASCII_CLASS[code]! : 3;
+    if (kind === 1) {
       run++;
       continue;
     }
@@ -111,10 +117,8 @@ export function approximateTokens(text: string): number {
       total += run <= SHORT_WORD ? 1 : run / CHARS_PER_TOKEN_LONG_WORD;
       run = 0;
     }
-    if (code < 128) {
-      if (code !== 32) total += PUNCTUATION;
-    } else if (isCjk(code)) total += CJK;
-    else total += OTHER;
+    if (kind === 2) total += PUNCTUATION;
+    else if (kind === 3) total += isCjk(code) ? CJK : OTHER;
   }
   if (run > 0) total += run <= SHORT_WORD ? 1 : run / CHARS_PER_TOKEN_LONG_WORD;
   return total;

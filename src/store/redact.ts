@@ -56,3 +56,24 @@ export function redactValue(value: unknown): unknown {
 export function redactTrace(trace: TraceRecord): TraceRecord {
   return redactValue(trace) as TraceRecord;
 }
+
+/**
+ * A deep copy of `value` with every occurrence of the given secrets (the gateway's configured client and
+ * upstream keys, whatever their shape) replaced: patterns catch keys shaped like keys, this catches the rest.
+ */
+export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
+  const known = secrets.filter((secret) => secret.length >= 4);
+  if (known.length === 0) return value;
+  const walk = (inner: unknown): unknown => {
+    if (typeof inner === "string") {
+      let out = inner;
+      for (const secret of known) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+      return out;
+    }
+    if (Array.isArray(inner)) return inner.map(walk);
+    if (inner !== null && typeof inner === "object")
+      return Object.fromEntries(Object.entries(inner).map(([key, item]) => [key, walk(item)]));
+    return inner;
+  };
+  return walk(value) as T;
+}

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type Message, ParleyError } from "../../core/index.js";
+import { redactSecrets } from "../../store/redact.js";
 import type { TraceRecord } from "../../store/types.js";
 import { resolveRoute } from "../config/routing.js";
 import type { Context } from "../http/context.js";
@@ -112,7 +113,7 @@ function recordTrace(
     timings: { ...exchange.trace.timings, totalMs: performance.now() - ctx.startedAt },
   };
   if (status !== undefined) trace.status = status;
-  state.store.recordTrace(trace).catch((error: unknown) => {
+  state.store.recordTrace(redactSecrets(trace, state.secrets)).catch((error: unknown) => {
     state.logger.warn({ requestId: ctx.requestId, err: (error as Error).message }, "trace not recorded");
   });
 }

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type Json, postJson, postStream, startTestGateway } from "../../test/support/gateway-harness.js";
+import { openaiFrames, type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
+import type { RunningGateway } from "./server.js";
+
+/** Every exchange is recorded: both sides of it, the repair and lossy reports, timings, and no key anywhere. */
+
+const CLIENT_KEY = "client-secret-key-123";
+const UPSTREAM_KEY = "nvapi-upstream-secret-456";
+
+let upstream: ScriptedUpstream;
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream("openai");
+  gateway = await startTestGateway({
+    providers: { nim: { type: "openai", upstream, apiKey: UPSTREAM_KEY } },
+    apiKeys: [CLIENT_KEY],
+  });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await upstream.close();
+});
+
+const chunk = (delta: object, finish: string | null = null) => ({
+  id: "c",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+
+// An interrupted tool call (no result before the user spoke again): repair must add one.
+const interrupted = [
+  { role: "user", content: "Run it." },
+  { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls" } }] },
+  { role: "user", content: `Never mind. My key is ${CLIENT_KEY}.` },
+];
+
+async function newestTrace(): Promise<Json> {
+  // Traces are written after the answer, without holding it up.
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const [summary] = await gateway.state.store!.listTraces({ limit: 1 });
+    if (summary !== undefined && summary.requestId === lastRequestId) return gateway.state.store!.getTrace(summary.id);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("no trace recorded");
+}
+
+let lastRequestId = "";
+
+describe("traces of gateway exchanges", () => {
+  test("a whole answer: client and upstream sides, the repair report, timings, keys redacted", async () => {
+    upstream.enqueue({
+      kind: "json",
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: "Stopped." }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 },
+      },
+    });
+    const reply = await postJson(
+      `${gateway.url}/v1/messages`,
+      { model: "m", max_tokens: 50, messages: interrupted },
+      { "x-api-key": CLIENT_KEY },
+    );
+    expect(reply.status).toBe(200);
+    lastRequestId = String(reply.headers["request-id"] ?? reply.headers["x-request-id"]);
+    const trace = await newestTrace();
+    expect(trace.route).toBe("POST /v1/messages");
+    expect(trace.provider).toBe("nim");
+    expect(trace.status).toBe(200);
+    expect(trace.clientRequest.messages).toHaveLength(3);
+    expect(trace.upstreamRequest.messages.map((message: Json) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "user",
+    ]);
+    expect(trace.upstreamResponse).toContain("Stopped.");
+    expect(trace.clientResponse).toContain("Stopped.");
+    expect(trace.repair).toEqual([expect.objectContaining({ messageIndex: expect.any(Number) })]);
+    expect(trace.timings.totalMs).toBeGreaterThan(0);
+    const text = JSON.stringify(trace);
+    expect(text).not.toContain(CLIENT_KEY);
+    expect(text).not.toContain(UPSTREAM_KEY);
+    expect(text).toContain("My key is [redacted]");
+  });
+
+  test("a stream: the raw upstream stream and the client's events are recorded", async () => {
+    upstream.enqueue({
+      kind: "sse",
+      frames: openaiFrames([chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop")]),
+    });
+    const reply = await postStream(
+      `${gateway.url}/v1/messages`,
+      { model: "m", max_tokens: 50, stream: true, messages: [{ role: "user", content: "Hi" }] },
+      { authorization: `Bearer ${CLIENT_KEY}` },
+    );
+    expect(reply.status).toBe(200);
+    lastRequestId = String(reply.headers["request-id"] ?? reply.headers["x-request-id"]);
+    const trace = await newestTrace();
+    expect(trace.upstreamResponse).toContain('"content":"Hel"');
+    expect(trace.upstreamResponse).toContain("data: [DONE]");
+    expect(trace.clientResponse).toContain("event: message_stop");
+    expect(trace.timings.firstTokenMs).toBeGreaterThan(0);
+    expect(JSON.stringify(trace)).not.toContain(CLIENT_KEY);
+  });
+});
