@@ -79,9 +79,11 @@ export default async function gatewayBench(): Promise<BenchSection> {
 
     const bareTargets = {
       json: { ...targets.direct.json, origin: bare.baseUrl, path: "/v1/chat/completions" },
+      stream: { ...targets.direct.stream, origin: bare.baseUrl, path: "/v1/chat/completions" },
       paced: { ...targets.pacedDirect, origin: bare.baseUrl, path: "/paced/v1/chat/completions" },
     };
     const bareJson: GatewayCell[] = [];
+    const bareStream128: GatewayCell[] = [];
     const barePaced: GatewayCell[] = [];
     const direct = new Map<string, Array<LoadResult & LoadSide>>();
     const parley = new Map<string, Array<GatewayCell & LoadSide>>();
@@ -94,6 +96,8 @@ export default async function gatewayBench(): Promise<BenchSection> {
           const gatewayPid = gateway.pid;
           push(parley, key, await loadSide(() => gatewayCell(gatewayPid, targets.parley[mode], concurrency, CELL_MS)));
           if (key === "json/16") bareJson.push(await gatewayCell(bare.pid, bareTargets.json, concurrency, CELL_MS));
+          if (key === "stream/128")
+            bareStream128.push(await gatewayCell(bare.pid, bareTargets.stream, concurrency, CELL_MS));
         }
       }
     }
@@ -107,7 +111,11 @@ export default async function gatewayBench(): Promise<BenchSection> {
     }
 
     const layers = await compareLayers(targets);
-    const errors = [...direct.values(), ...parley.values(), [...pacedDirect, ...pacedParley, ...bareJson, ...barePaced]]
+    const errors = [
+      ...direct.values(),
+      ...parley.values(),
+      [...pacedDirect, ...pacedParley, ...bareJson, ...bareStream128, ...barePaced],
+    ]
       .flat()
       .reduce((sum, cell) => sum + cell.errors, 0);
     const firstError = [...parley.values(), ...direct.values(), pacedParley]
@@ -124,6 +132,7 @@ export default async function gatewayBench(): Promise<BenchSection> {
         pacedDirect,
         pacedParley,
         bareJson,
+        bareStream128,
         barePaced,
         startUps,
         layers,

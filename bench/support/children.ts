@@ -8,7 +8,7 @@ const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url));
 const builtCli = join(repositoryRoot, "dist/parley.js");
 const sourceCli = join(repositoryRoot, "src/cli/main.ts");
 const mockUpstreamScript = join(repositoryRoot, "bench/support/mock-upstream.ts");
-const bareProxyScript = join(repositoryRoot, "bench/support/bare-proxy.ts");
+const bareProxyScript = join(repositoryRoot, "bench/support/bare-proxy.mjs");
 
 /**
  * How the child runs `parley serve`: the package's built CLI (what users run), the sources through tsx, or a
@@ -207,12 +207,17 @@ export async function startChildBareProxy(options: {
   core?: number;
 }): Promise<ChildMockUpstream> {
   const args = [bareProxyScript, options.upstreamUrl, options.pacedUrl];
-  return startScript(args, /bare proxy on (http:\/\/\S+)/, options.core);
+  return startScript(args, /bare proxy on (http:\/\/\S+)/, options.core, false);
 }
 
-/** A TypeScript script in its own node process, optionally pinned, that prints its URL when ready. */
-async function startScript(args: string[], ready: RegExp, core: number | undefined): Promise<ChildMockUpstream> {
-  const node = ["--import", "tsx", ...args];
+/** A script in its own node process (TypeScript through tsx), optionally pinned, that prints its URL when ready. */
+async function startScript(
+  args: string[],
+  ready: RegExp,
+  core: number | undefined,
+  typescript = true,
+): Promise<ChildMockUpstream> {
+  const node = typescript ? ["--import", "tsx", ...args] : args;
   const command =
     core === undefined
       ? { file: process.execPath, args: node }

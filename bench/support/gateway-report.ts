@@ -42,8 +42,9 @@ export interface ReportInput {
   parley: Map<string, Array<GatewayCell & LoadSide>>;
   pacedDirect: LoadResult[];
   pacedParley: GatewayCell[];
-  /** The bare pass-through proxy: json at c=16, and the paced stream. */
+  /** The bare pass-through proxy: json at c=16, stream at c=128, and the paced stream. */
   bareJson: GatewayCell[];
+  bareStream128: GatewayCell[];
   barePaced: GatewayCell[];
   startUps: Array<{ readyMs: number; firstOkMs: number }>;
   layers: LayerRow[];
@@ -98,6 +99,8 @@ export function report(input: ReportInput): string {
   const cpuPerFrame = perFrame(input.pacedParley);
   const bareFrame = perFrame(input.barePaced);
   const bareRequest = median(input.bareJson.map(cpuPerRequest));
+  const bareRss = Math.max(...input.bareStream128.map((cell) => cell.rssMaxBytes));
+  const parleyRss = Math.max(...input.parley.get("stream/128")!.map((cell) => cell.rssMaxBytes));
   const pacedRow = (name: string, cells: LoadResult[]) => [
     name,
     fixed(median(cells.map((cell) => cell.perSecond)), 1),
@@ -181,6 +184,7 @@ export function report(input: ReportInput): string {
     "The floor: a bare pass-through proxy (node:http in front, undici's pool behind, the body parsed once, the",
     "answer's bytes piped back unconverted), pinned like the gateway and measured in the same run. What Parley",
     "costs above it is its own work (validation, conversion, repair, logs, metrics); the rest is Node's HTTP.",
+    "The proxy is plain JavaScript run by plain node, like the built gateway, so that memory compares too.",
     "",
     table(
       ["figure", "bare proxy", "Parley", "Parley / bare"],
@@ -197,6 +201,7 @@ export function report(input: ReportInput): string {
           fixed(cpuPerFrame, 4),
           fixed(cpuPerFrame / bareFrame),
         ],
+        ["RSS max MB (stream, c=128)", fixed(bareRss / MB, 1), fixed(parleyRss / MB, 1), fixed(parleyRss / bareRss)],
       ],
     ),
     "",
