@@ -1,6 +1,13 @@
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { getJson, type Json, postJson, postStream, startTestGateway } from "../../test/support/gateway-harness.js";
+import {
+  anthropicContentFromEvents,
+  getJson,
+  type Json,
+  postJson,
+  postStream,
+  startTestGateway,
+} from "../../test/support/gateway-harness.js";
 import {
   anthropicFrames,
   openaiFrames,
@@ -185,12 +192,40 @@ describe("streams", () => {
     expect(reply.events.some((event) => event.event === "message_stop")).toBe(false);
   });
 
-  test("an upstream that answers a stream request with JSON gets a clear error status", async () => {
-    openai.enqueue({ kind: "json", body: { id: "c", object: "chat.completion", choices: [] } });
+  test("an upstream that ignores stream: true and answers in one JSON body is relayed as a stream", async () => {
+    openai.enqueue({
+      kind: "json",
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: "<think>Short.</think>Whole answer." },
+            finish_reason: "stop",
+          },
+        ],
+        usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
+      },
+    });
+    const reply = await postStream(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
+    expect(reply.status).toBe(200);
+    expect(anthropicContentFromEvents(reply.data)).toEqual([
+      { type: "thinking", thinking: "Short.", signature: expect.any(String) },
+      { type: "text", text: "Whole answer." },
+    ]);
+    expect(reply.data.at(-1)).toEqual({ type: "message_stop" });
+    const delta = reply.data.find((event) => event.type === "message_delta");
+    expect(delta).toMatchObject({ delta: { stop_reason: "end_turn" }, usage: { input_tokens: 9, output_tokens: 4 } });
+  });
+
+  test("a stream request answered with a body that is not JSON nor SSE is a clear error", async () => {
+    openai.enqueue({ kind: "json", body: "\"a JSON string, not an answer\"" });
     const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
     expect(reply.status).toBe(502);
-    expect(reply.body).toMatchObject({ type: "error", error: { type: "api_error" } });
-    expect((reply.body as Json).error.message).toContain("JSON body instead of an event stream");
+    expect((reply.body as Json).error.message).toContain("not JSON");
   });
 
   test("on the OpenAI route a mid-stream failure is a data: error chunk", async () => {

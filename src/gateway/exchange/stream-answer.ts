@@ -50,14 +50,20 @@ export async function streamAnswer(
       });
       attemptsUsed += response.attempts;
       recordUpstream(ctx, state, exchange, response.headersMs, attemptsUsed);
+      let body: AsyncIterable<Uint8Array> = response.body;
       if (isJson(response.headers["content-type"])) {
+        // Some servers ignore `stream: true`; the whole answer is still an answer.
         const text = await response.body.text();
-        exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
-        throw new UpstreamError(
-          "api_error",
-          "upstream answered a streaming request with a JSON body instead of an event stream (set stream to false for this provider)",
-          { retryable: false, status: 502, body: text.slice(0, 500) },
-        );
+        if (provider.config.type !== "openai") {
+          exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
+          throw new UpstreamError(
+            "api_error",
+            "upstream answered a streaming request with a JSON body instead of an event stream",
+            { retryable: false, status: 502, body: text.slice(0, 500) },
+          );
+        }
+        ctx.log.upstreamIgnoredStream = true;
+        body = completionAsStream(text);
       }
       exchange.trace.upstreamResponse = "";
       const relay = new StreamRelay(
@@ -71,7 +77,7 @@ export async function streamAnswer(
         headers,
         tracing,
       );
-      const iterator = upstreamBatches(provider, exchange, response.body, tracing, state.config.traces.maxBodyBytes);
+      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config.traces.maxBodyBytes);
       const retry = await relayStream(ctx, state, relay, iterator, upstreamAbort, storeWriter, attemptsUsed);
       if (!retry) break;
     }
@@ -413,6 +419,32 @@ class StreamRelay {
 
 function isContent(event: StreamEvent): boolean {
   return event.type !== "message-start" && event.type !== "finish" && event.type !== "error";
+}
+
+/**
+ * A Chat Completions answer (or error) in one JSON body, as the one-chunk event stream it is equivalent to:
+ * the message becomes the delta, so that the same decoder reads it as it reads the non-streamed codec's input.
+ */
+async function* completionAsStream(text: string): AsyncGenerator<Uint8Array> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new UpstreamError("api_error", "upstream answered a streaming request with a body that is not JSON", {
+      retryable: false,
+      status: 502,
+      body: text.slice(0, 500),
+    });
+  }
+  const { choices, ...rest } = parsed as { choices?: Array<Record<string, unknown>> } & Record<string, unknown>;
+  const chunk = {
+    ...rest,
+    choices: (Array.isArray(choices) ? choices : []).map(({ message, ...choice }) => ({ ...choice, delta: message })),
+  };
+  yield new TextEncoder().encode(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
 }
 
 function isJson(contentType: string | string[] | undefined): boolean {

@@ -17,6 +17,8 @@ export interface RequestLogFields {
   outputTokens?: number;
   errorType?: string;
   conversationId?: string;
+  /** The upstream answered a streaming request with one JSON body (relayed as a stream all the same). */
+  upstreamIgnoredStream?: boolean;
 }
 
 /** One request on its way through the middleware. */
