@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createAnthropicStreamEncoder } from "../src/stream/anthropic-encoder.js";
 import { createOpenAIStreamDecoder } from "../src/stream/openai-decoder.js";
 import { SseDecoder } from "../src/stream/sse.js";
-import { createThinkTagParser } from "../src/stream/think-tags.js";
+import { createThinkTagParser, type ThinkSegmentSink } from "../src/stream/think-tags.js";
 import { type BenchSection, fixed, rate, sideBySide, table } from "./harness.js";
 
 /** A realistic mix: reasoning fields, inline think tags, parallel tool calls, usage chunks. */
@@ -55,10 +55,24 @@ const batched = Array.from({ length: Math.ceil(joined.length / 4096) }, (_, inde
   joined.slice(index * 4096, (index + 1) * 4096),
 );
 
+/** The form the OpenAI decoder uses: segments handed to a sink, no array per push. */
+let seen = 0;
+const sink: ThinkSegmentSink = {
+  text: (text) => {
+    seen += text.length;
+  },
+  thinking: (text) => {
+    seen += text.length;
+  },
+  thinkingStart: () => {},
+  thinkingEnd: () => {},
+};
+
 function thinkTags(pieces: readonly string[]): void {
   const parser = createThinkTagParser();
-  for (const text of pieces) parser.push(text);
-  parser.finish();
+  for (const text of pieces) parser.pushTo(text, sink);
+  parser.finishTo(sink);
+  if (seen < 0) throw new Error("unreachable");
 }
 
 export default async function streamConversion(): Promise<BenchSection> {
@@ -74,12 +88,14 @@ export default async function streamConversion(): Promise<BenchSection> {
         ["floor (JSON.parse in + JSON.stringify out), MB/s", fixed(measured.baseline * megabytes)],
         ["ratio to the floor (target >= 0.6)", fixed(measured.ratio)],
         ["think-tag parser alone, DeepSeek-R1 content as recorded (one token a push), MB/s", fixed(thinkRate, 0)],
-        ["think-tag parser alone, same content in 4 KB pushes, MB/s (target > 500)", fixed(batchedRate, 0)],
+        ["think-tag parser alone, same content in 4 KB pushes, MB/s", fixed(batchedRate, 0)],
       ],
     ),
     "",
     `Input: ${MIX.length} recorded streams, ${fixed(megabytes, 2)} MB of SSE. The ratio is conversion speed over`,
-    "the floor, measured in alternating rounds; the think-tag figure counts content bytes only (many tiny deltas).",
+    "the floor, measured in alternating rounds; the think-tag figures count content bytes only (many tiny deltas)",
+    "and use the parser's sink form, as the decoder does. The think-tag target (500 MB/s) and every push size are",
+    "in the next section.",
   ].join("\n");
   return { title: "Stream conversion (OpenAI -> Anthropic)", markdown };
 }
