@@ -210,8 +210,11 @@ export async function startChildBareProxy(options: {
   return startScript(args, /bare proxy on (http:\/\/\S+)/, options.core, false);
 }
 
-/** A script in its own node process (TypeScript through tsx), optionally pinned, that prints its URL when ready. */
-async function startScript(
+/**
+ * A script in its own node process (TypeScript through tsx), optionally pinned with `taskset -c` (which execs
+ * in place, so the pid is the script's own and /proc/pid gives its CPU), that prints its URL when ready.
+ */
+export async function startScript(
   args: string[],
   ready: RegExp,
   core: number | undefined,

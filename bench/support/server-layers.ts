@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
@@ -7,7 +6,7 @@ import { serve } from "@hono/node-server";
 import Fastify from "fastify";
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { stopChild } from "./children.js";
+import { startScript } from "./children.js";
 
 /**
  * One handler shaped like the gateway's hot path, served by each HTTP server layer Parley could be built on:
@@ -184,61 +183,14 @@ export interface ChildServerLayer {
 }
 
 const script = fileURLToPath(import.meta.url);
-const repositoryRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * One server layer in its own process (through tsx, like the mock upstream), optionally pinned to a core with
  * `taskset -c`; taskset execs in place, so the pid is the server's own and /proc/pid gives its CPU.
  */
 export async function startChildServerLayer(layer: ServerLayer, core?: number): Promise<ChildServerLayer> {
-  const node = ["--import", "tsx", script, `--layer=${layer}`];
-  const command =
-    core === undefined
-      ? { file: process.execPath, args: node }
-      : { file: "taskset", args: ["-c", String(core), process.execPath, ...node] };
-  const child = spawn(command.file, command.args, { cwd: repositoryRoot, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (text: string) => {
-    stderr = (stderr + text).slice(-16 * 1024);
-  });
-  try {
-    const url = await waitForListening(child, 20_000, () => stderr);
-    return { layer, url, pid: child.pid!, stop: () => stopChild(child, 3_000) };
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  }
-}
-
-function waitForListening(child: ChildProcess, timeoutMs: number, stderr: () => string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let stdout = "";
-    const timer = setTimeout(
-      () => fail(new Error(`server layer did not start within ${timeoutMs} ms:\n${stderr()}`)),
-      timeoutMs,
-    );
-    const onData = (text: string) => {
-      stdout += text;
-      const match = /server layer \S+ on (http:\/\/\S+)/.exec(stdout);
-      if (match) {
-        finish();
-        resolve(match[1]!);
-      }
-    };
-    const onExit = (code: number | null) => fail(new Error(`server layer exited with code ${code}:\n${stderr()}`));
-    const finish = () => {
-      clearTimeout(timer);
-      child.stdout?.off("data", onData);
-      child.off("exit", onExit);
-      child.stdout?.resume();
-    };
-    const fail = (error: Error) => {
-      finish();
-      reject(error);
-    };
-    child.stdout?.setEncoding("utf8").on("data", onData);
-    child.once("exit", onExit);
-  });
+  const child = await startScript([script, `--layer=${layer}`], /server layer \S+ on (http:\/\/\S+)/, core);
+  return { layer, url: child.baseUrl, pid: child.pid, stop: child.stop };
 }
 
 // Run as its own process: `--layer=node:http|fastify|hono`; prints its URL, stops on SIGTERM.
