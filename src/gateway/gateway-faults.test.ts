@@ -222,7 +222,7 @@ describe("streams", () => {
   });
 
   test("a stream request answered with a body that is not JSON nor SSE is a clear error", async () => {
-    openai.enqueue({ kind: "json", body: "\"a JSON string, not an answer\"" });
+    openai.enqueue({ kind: "json", body: '"a JSON string, not an answer"' });
     const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
     expect(reply.status).toBe(502);
     expect((reply.body as Json).error.message).toContain("not JSON");
