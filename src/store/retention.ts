@@ -1,3 +1,4 @@
+import { redactTrace } from "./redact.js";
 import type { TraceRecord, TraceSummary } from "./types.js";
 
 export interface TraceRetention {
@@ -40,4 +41,24 @@ export function summarizeTrace(trace: TraceRecord): TraceSummary {
 export function clampLimit(limit: number | undefined, fallback = 50): number {
   if (limit === undefined || !Number.isFinite(limit)) return fallback;
   return Math.max(0, Math.floor(limit));
+}
+
+/**
+ * A trace as the column values the SQL backends store, redacted first: id, request id, instant, route,
+ * provider, model, status, and the whole record as JSON.
+ */
+export function traceRowValues(
+  trace: TraceRecord,
+): [string, string, string, string, string | null, string | null, number | null, string] {
+  const redacted = redactTrace(trace);
+  return [
+    redacted.id,
+    redacted.requestId,
+    traceInstant(redacted.createdAt),
+    redacted.route,
+    redacted.provider ?? null,
+    redacted.model ?? null,
+    redacted.status ?? null,
+    JSON.stringify(redacted),
+  ];
 }

@@ -3,8 +3,7 @@ import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
 import type { PartChange } from "../part-builder.js";
-import { redactTrace } from "../redact.js";
-import { ageCutoff, clampLimit, traceInstant } from "../retention.js";
+import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
 import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
 import { postgresMigrations } from "./migrations.js";
@@ -173,23 +172,13 @@ export class PostgresStore implements ConversationStore {
   }
 
   async recordTrace(trace: TraceRecord): Promise<void> {
-    const redacted = redactTrace(trace);
     await this.pool.query(
       `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
          route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
          record = excluded.record`,
-      [
-        redacted.id,
-        redacted.requestId,
-        traceInstant(redacted.createdAt),
-        redacted.route,
-        redacted.provider ?? null,
-        redacted.model ?? null,
-        redacted.status ?? null,
-        JSON.stringify(redacted),
-      ],
+      traceRowValues(trace),
     );
   }
 

@@ -3,8 +3,7 @@ import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
 import type { PartChange } from "../part-builder.js";
-import { redactTrace } from "../redact.js";
-import { ageCutoff, clampLimit, traceInstant } from "../retention.js";
+import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
 import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
 import { sqliteMigrations } from "./migrations.js";
@@ -176,17 +175,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async recordTrace(trace: TraceRecord): Promise<void> {
-    const redacted = redactTrace(trace);
-    this.statements.upsertTrace.run(
-      redacted.id,
-      redacted.requestId,
-      traceInstant(redacted.createdAt),
-      redacted.route,
-      redacted.provider ?? null,
-      redacted.model ?? null,
-      redacted.status ?? null,
-      JSON.stringify(redacted),
-    );
+    this.statements.upsertTrace.run(...traceRowValues(trace));
   }
 
   async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
