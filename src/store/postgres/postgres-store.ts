@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
 import type { PartChange } from "../part-builder.js";
 import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
@@ -27,7 +27,6 @@ interface LoadedRow {
   complete: boolean;
   created_at: string;
   extra: string;
-  parts: string;
 }
 
 interface TraceSummaryRow {
@@ -131,23 +130,49 @@ export class PostgresStore implements ConversationStore {
   }
 
   async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
-    // One statement reads one snapshot, even while another process streams into the conversation. Parts
-    // come joined into one JSON array text per message, so each message costs one parse.
-    const result = await this.pool.query(
-      `SELECT m.seq, m.complete, m.extra,
-         to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
-         '[' || coalesce((SELECT string_agg(p.part, ',' ORDER BY p.position) FROM parts p WHERE p.message_id = m.id), '') || ']' AS parts
-       FROM messages m WHERE m.conversation_id = $1 ORDER BY m.seq`,
-      [conversationId],
-    );
-    const rows = result.rows as LoadedRow[];
-    if (rows.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
-    return rows.map((row) => ({
+    // Two reads in one snapshot (so a message another process streams into is seen whole or as of one
+    // instant): the messages, then their parts in order. Cheaper for the server than aggregating the parts
+    // per message, and each part is parsed once, as it was stored.
+    const client = await this.pool.connect();
+    let messages: LoadedRow[];
+    let parts: Array<{ seq: number; part: string }>;
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      messages = (
+        await client.query(
+          `SELECT m.seq, m.complete, m.extra,
+             to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+           FROM messages m WHERE m.conversation_id = $1 ORDER BY m.seq`,
+          [conversationId],
+        )
+      ).rows as LoadedRow[];
+      parts = (
+        await client.query(
+          `SELECT m.seq, p.part FROM messages m JOIN parts p ON p.message_id = m.id
+           WHERE m.conversation_id = $1 ORDER BY m.seq, p.position`,
+          [conversationId],
+        )
+      ).rows as Array<{ seq: number; part: string }>;
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+    if (messages.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
+    const loaded = messages.map((row) => ({
       seq: row.seq,
-      message: decodeMessageWithParts(row.extra, row.parts),
+      message: decodeMessage(row.extra, []),
       complete: row.complete,
       createdAt: row.created_at,
     }));
+    let index = 0;
+    for (const row of parts) {
+      while (loaded[index]!.seq !== row.seq) index++;
+      loaded[index]!.message.parts.push(JSON.parse(row.part));
+    }
+    return loaded;
   }
 
   async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
