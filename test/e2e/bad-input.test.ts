@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type JsonReply, postJson } from "../support/gateway-harness.js";
 import { type E2eWorld, fixtureJson, lossyEntries, startWorld } from "./e2e-support.js";
 
 /**
@@ -19,26 +20,8 @@ afterAll(async () => {
   await world?.close();
 });
 
-interface Reply {
-  status: number;
-  body: unknown;
-  text: string;
-}
-
-async function send(path: string, body: string | Buffer | Readable): Promise<Reply> {
-  const response = await request(`${world.gateway.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body,
-  });
-  const text = await response.body.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.statusCode, body: parsed, text };
+function send(path: string, body: string | Buffer | Readable): Promise<JsonReply> {
+  return postJson(`${world.gateway.url}${path}`, body);
 }
 
 interface BadCase {

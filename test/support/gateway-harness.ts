@@ -1,5 +1,6 @@
+import { Readable } from "node:stream";
 import { pino } from "pino";
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 import { buildConfig, parseFileConfig } from "../../src/gateway/config/load.js";
 import type { GatewayConfig } from "../../src/gateway/config/types.js";
 import { type RunningGateway, startGateway } from "../../src/gateway/server.js";
@@ -70,24 +71,24 @@ export interface JsonReply {
   text: string;
 }
 
+/** POSTs JSON (an object is serialised; a string, Buffer or stream goes as it is) and reads a JSON reply. */
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonReply> {
+  const raw =
+    typeof body === "string" || Buffer.isBuffer(body) || body instanceof Readable ? body : JSON.stringify(body);
   const response = await request(url, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
-    body: typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+    body: raw,
   });
-  const text = await response.body.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, body: parsed, text };
+  return readJsonReply(response);
 }
 
 export async function getJson(url: string, headers: Record<string, string> = {}): Promise<JsonReply> {
-  const response = await request(url, { method: "GET", headers });
+  return readJsonReply(await request(url, { method: "GET", headers }));
+}
+
+/** The reply's text, and its JSON when it is JSON (undefined otherwise: tests check what came). */
+async function readJsonReply(response: Dispatcher.ResponseData): Promise<JsonReply> {
   const text = await response.body.text();
   let parsed: unknown;
   try {
