@@ -115,7 +115,7 @@ describe("UpstreamClient", () => {
 
   test("keeps connections alive between calls", async () => {
     upstream.fallback = () => ({ kind: "json", body: {} });
-    for (let index = 0; index < 6; index++) await (await call()).body.dump();
+    for (let index = 0; index < 6; index++) await (await call()).body.text();
     const ports = new Set(upstream.requests.map((request) => request.remotePort));
     expect(upstream.requests).toHaveLength(6);
     // Without keep-alive every call would open its own connection.

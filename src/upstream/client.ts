@@ -1,29 +1,10 @@
-import { createRequire } from "node:module";
-import type { Agent, Dispatcher } from "undici";
+// undici's pooled Agent alone, without the rest of its index (fetch, WebSocket, caches, the request API): the
+// whole package costs about 100 ms of start-up. Its package has no export map, so the file is public.
+import AgentClass from "undici/lib/dispatcher/agent.js";
 import { isParleyError, type UpstreamError } from "../core/index.js";
 import { parseRetryAfter, upstreamErrorForFailure, upstreamErrorForStatus } from "./errors.js";
+import { type RawUpstreamResponse, ResponseHandler, type ResponseHeaders, type UpstreamBody } from "./response.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay, sleep } from "./retry.js";
-
-/**
- * undici's pooled Agent and its request API, without the rest of its index (fetch, WebSocket, caches): loading
- * the whole package costs about 100 ms of start-up. Its package has no export map, so these files are public;
- * should a release move them, the full package is loaded instead.
- */
-type RequestApi = (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
-const { AgentClass, requestApi } = loadUndici();
-
-function loadUndici(): { AgentClass: typeof Agent; requestApi: RequestApi } {
-  const require = createRequire(import.meta.url);
-  try {
-    return {
-      AgentClass: require("undici/lib/dispatcher/agent.js") as typeof Agent,
-      requestApi: require("undici/lib/api/api-request.js") as RequestApi,
-    };
-  } catch {
-    const undici = require("undici") as typeof import("undici");
-    return { AgentClass: undici.Agent, requestApi: undici.Agent.prototype.request as unknown as RequestApi };
-  }
-}
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -48,9 +29,9 @@ export interface UpstreamRequest {
 
 export interface UpstreamResponse {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: ResponseHeaders;
   /** The body, read lazily: iterating it pulls from the socket, so a slow reader slows the upstream. */
-  body: Dispatcher.ResponseData["body"];
+  body: UpstreamBody;
   /** How many attempts the call took (1 when the first succeeded). */
   attempts: number;
   /** Milliseconds from the first attempt to the response headers. */
@@ -72,7 +53,7 @@ export interface UpstreamClientOptions {
  * reads the body, so nothing has reached the client while this still retries.
  */
 export class UpstreamClient {
-  private readonly agent: Agent;
+  private readonly agent: InstanceType<typeof AgentClass>;
   private readonly retry: RetryPolicy;
   private readonly secrets: readonly string[];
   private readonly onRetry: UpstreamClientOptions["onRetry"];
@@ -127,15 +108,19 @@ export class UpstreamClient {
     }
   }
 
-  private attempt(upstreamRequest: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  private attempt(upstreamRequest: UpstreamRequest): Promise<RawUpstreamResponse> {
     const url = new URL(upstreamRequest.url);
-    return requestApi.call(this.agent, {
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
-      method: "POST",
-      headers: upstreamRequest.headers,
-      body: upstreamRequest.body,
-      ...(upstreamRequest.signal === undefined ? {} : { signal: upstreamRequest.signal }),
+    return new Promise((resolve, reject) => {
+      this.agent.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: "POST",
+          headers: upstreamRequest.headers,
+          body: upstreamRequest.body,
+        },
+        new ResponseHandler(resolve, reject, upstreamRequest.signal),
+      );
     });
   }
 

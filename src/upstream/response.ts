@@ -1,0 +1,229 @@
+import type { Dispatcher } from "undici";
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** What a dispatched request resolves to once the upstream's status line and headers are in. */
+export interface RawUpstreamResponse {
+  statusCode: number;
+  headers: ResponseHeaders;
+  body: UpstreamBody;
+}
+
+/** Bytes an unread body may hold before the upstream socket is paused (the reader is behind). */
+const HIGH_WATER_BYTES = 64 * 1024;
+
+/**
+ * An upstream response body, read once: whole (`text`, `json`) or chunk by chunk (`for await`). Reading is
+ * pulled: while the reader is behind by more than `HIGH_WATER_BYTES`, the socket is paused, so a slow client
+ * slows the upstream instead of filling memory. Chunks arrive from undici's handler callbacks and go to the
+ * reader with no stream machinery in between, which is most of what a streamed frame costs in Node.
+ */
+export class UpstreamBody implements AsyncIterable<Uint8Array> {
+  private readonly queue: Buffer[] = [];
+  private queuedBytes = 0;
+  private paused = false;
+  private ended = false;
+  private failure: unknown;
+  private waiting: { resolve(result: IteratorResult<Uint8Array>): void; reject(error: unknown): void } | undefined;
+  /** Set by `text`: every chunk is kept until the end. */
+  private whole: { resolve(text: string): void; reject(error: unknown): void } | undefined;
+  private read = false;
+
+  constructor(
+    private readonly resume: () => void,
+    private readonly abort: (reason: Error) => void,
+  ) {}
+
+  /** The handler's side: a chunk arrived. False pauses the socket until the reader catches up. */
+  push(chunk: Buffer): boolean {
+    if (this.ended) return true;
+    const waiting = this.waiting;
+    if (waiting !== undefined) {
+      this.waiting = undefined;
+      waiting.resolve({ value: chunk, done: false });
+      return true;
+    }
+    this.queue.push(chunk);
+    this.queuedBytes += chunk.length;
+    if (this.whole !== undefined || this.queuedBytes < HIGH_WATER_BYTES) return true;
+    this.paused = true;
+    return false;
+  }
+
+  /** The handler's side: the body is complete. */
+  end(): void {
+    this.ended = true;
+    const whole = this.whole;
+    if (whole !== undefined) {
+      this.whole = undefined;
+      whole.resolve(this.drain());
+    }
+    const waiting = this.waiting;
+    if (waiting !== undefined) {
+      this.waiting = undefined;
+      waiting.resolve({ value: undefined, done: true });
+    }
+  }
+
+  /** The handler's side: the connection failed, timed out or was aborted mid-body. */
+  fail(error: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.failure = error;
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    const whole = this.whole;
+    this.whole = undefined;
+    whole?.reject(error);
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.reject(error);
+  }
+
+  /** The whole body as UTF-8 text (invalid sequences replaced, as a browser would). */
+  text(): Promise<string> {
+    this.claim();
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve(this.drain());
+    this.resumeIfPaused();
+    return new Promise((resolve, reject) => {
+      this.whole = { resolve, reject };
+    });
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    this.claim();
+    return {
+      next: () => this.next(),
+      return: () => {
+        // The reader stopped early: the rest of the answer is not wanted, so the request ends here.
+        if (!this.ended) this.abort(new Error("the response body was not read to the end"));
+        this.ended = true;
+        this.queue.length = 0;
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+
+  private next(): Promise<IteratorResult<Uint8Array>> {
+    const chunk = this.queue.shift();
+    if (chunk !== undefined) {
+      this.queuedBytes -= chunk.length;
+      if (this.queuedBytes < HIGH_WATER_BYTES) this.resumeIfPaused();
+      return Promise.resolve({ value: chunk, done: false });
+    }
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    this.resumeIfPaused();
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+    });
+  }
+
+  private claim(): void {
+    if (this.read) throw new Error("the response body has already been read");
+    this.read = true;
+  }
+
+  private resumeIfPaused(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.resume();
+  }
+
+  private drain(): string {
+    const text =
+      this.queue.length === 1
+        ? this.queue[0]!.toString("utf8")
+        : Buffer.concat(this.queue, this.queuedBytes).toString();
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    return text;
+  }
+}
+
+/**
+ * One request's callbacks for undici's `dispatch` (the handler interface undici's own `request` is built on,
+ * without its Readable and async-resource wrapping). Resolves at the response headers; the body follows
+ * through `UpstreamBody`. `signal` aborts the request at any point.
+ */
+export class ResponseHandler implements Dispatcher.DispatchHandler {
+  private abortRequest: ((reason: Error) => void) | undefined;
+  private body: UpstreamBody | undefined;
+  private settled = false;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly resolve: (response: RawUpstreamResponse) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    if (signal !== undefined) {
+      this.onAbort = () => this.abortRequest?.(abortReason(signal));
+      signal.addEventListener("abort", this.onAbort, { once: true });
+    }
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.signal?.aborted) {
+      abort(abortReason(this.signal));
+      return;
+    }
+    this.abortRequest = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (statusCode < 200) return true;
+    const abort = (reason: Error) => this.abortRequest?.(reason);
+    this.body = new UpstreamBody(resume, abort);
+    this.settled = true;
+    this.resolve({ statusCode, headers: parseRawHeaders(rawHeaders), body: this.body });
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.body === undefined ? true : this.body.push(chunk);
+  }
+
+  onComplete(): void {
+    this.cleanUp();
+    this.body?.end();
+  }
+
+  onError(error: Error): void {
+    this.cleanUp();
+    if (this.settled) this.body?.fail(error);
+    else {
+      this.settled = true;
+      this.reject(error);
+    }
+  }
+
+  private cleanUp(): void {
+    if (this.onAbort !== undefined) this.signal?.removeEventListener("abort", this.onAbort);
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error("the request was aborted");
+}
+
+/** undici's raw header list (name, value, name, value...) as an object: names lower-cased, repeats as arrays. */
+export function parseRawHeaders(raw: Buffer[]): ResponseHeaders {
+  // No prototype: a header named `__proto__` is a header like any other.
+  const headers: ResponseHeaders = Object.create(null);
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index]!.toString("latin1").toLowerCase();
+    const value = raw[index + 1]!.toString("latin1");
+    const existing = headers[name];
+    if (existing === undefined) headers[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else headers[name] = [existing, value];
+  }
+  return headers;
+}
