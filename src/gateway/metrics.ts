@@ -5,7 +5,7 @@
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 class Counter {
-  private readonly values = new Map<string, number>();
+  private readonly series = new Map<string, { labels: Record<string, string>; value: number }>();
 
   constructor(
     readonly name: string,
@@ -13,13 +13,15 @@ class Counter {
   ) {}
 
   inc(labels: Record<string, string>, by = 1): void {
-    const key = labelText(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    const key = seriesKey(labels);
+    const entry = this.series.get(key);
+    if (entry === undefined) this.series.set(key, { labels, value: by });
+    else entry.value += by;
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    for (const [labels, value] of this.values) lines.push(`${this.name}${labels} ${value}`);
+    for (const { labels, value } of this.series.values()) lines.push(`${this.name}${labelText(labels)} ${value}`);
     return lines.join("\n");
   }
 }
@@ -37,7 +39,7 @@ class Histogram {
   ) {}
 
   observe(labels: Record<string, string>, value: number): void {
-    const key = labelText(labels);
+    const key = seriesKey(labels);
     let entry = this.series.get(key);
     if (entry === undefined) {
       entry = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
@@ -60,6 +62,16 @@ class Histogram {
     }
     return lines.join("\n");
   }
+}
+
+/**
+ * Which series a set of labels belongs to, cheap enough for the request path: the exposition text (escaped,
+ * quoted) is built only when `/metrics` is rendered.
+ */
+function seriesKey(labels: Record<string, string>): string {
+  let key = "";
+  for (const name in labels) key += `${name}\u0000${labels[name]}\u0001`;
+  return key;
 }
 
 function labelText(labels: Record<string, string>): string {

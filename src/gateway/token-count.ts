@@ -83,8 +83,33 @@ export async function countInputTokens(request: CountRequest): Promise<number> {
 export function approximateInputTokens(request: CountRequest): number {
   const { texts, fixed } = requestText(request);
   let total = fixed;
-  for (const text of texts) total += approximateTokens(text);
+  for (const text of texts) total += text.length < CACHED_FROM ? approximateTokens(text) : cachedApproximation(text);
   return Math.max(1, Math.round(total));
+}
+
+/*
+ * Clients resend the same system prompt and tool definitions on every turn (Claude Code: 7 KB of system prompt
+ * and a dozen schemas), so long texts are remembered: a hit costs a hash and a compare instead of a pass that
+ * branches on every character. Bounded by characters held; when full it starts over.
+ */
+const CACHED_FROM = 256;
+const CACHE_MAX_CHARACTERS = 1 << 20;
+const approximations = new Map<string, number>();
+let cachedCharacters = 0;
+
+function cachedApproximation(text: string): number {
+  const known = approximations.get(text);
+  if (known !== undefined) return known;
+  const tokens = approximateTokens(text);
+  if (cachedCharacters + text.length > CACHE_MAX_CHARACTERS) {
+    approximations.clear();
+    cachedCharacters = 0;
+  }
+  if (text.length <= CACHE_MAX_CHARACTERS) {
+    approximations.set(text, tokens);
+    cachedCharacters += text.length;
+  }
+  return tokens;
 }
 
 /*
@@ -104,9 +129,15 @@ const ASCII_CLASS = new Uint8Array(128).map((_, code) =>
 );
 
 export function approximateTokens(text: string): number {
-  let total = 0;
+  // Integer counts in the loop, weights applied once at the end: the loop stays on small integers.
+  let shortWords = 0;
+  let longWordCharacters = 0;
+  let punctuation = 0;
+  let cjk = 0;
+  let other = 0;
   let run = 0;
-  for (let index = 0; index < text.length; index++) {
+  const length = text.length;
+  for (let index = 0; index < length; index++) {
     const code = text.charCodeAt(index);
     const kind = code < 128 ? ASCII_CLASS[code]! : 3;
     if (kind === 1) {
@@ -114,14 +145,23 @@ export function approximateTokens(text: string): number {
       continue;
     }
     if (run > 0) {
-      total += run <= SHORT_WORD ? 1 : run / CHARS_PER_TOKEN_LONG_WORD;
+      if (run <= SHORT_WORD) shortWords++;
+      else longWordCharacters += run;
       run = 0;
     }
-    if (kind === 2) total += PUNCTUATION;
-    else if (kind === 3) total += isCjk(code) ? CJK : OTHER;
+    if (kind === 2) punctuation++;
+    else if (kind === 3) {
+      if (isCjk(code)) cjk++;
+      else other++;
+    }
   }
-  if (run > 0) total += run <= SHORT_WORD ? 1 : run / CHARS_PER_TOKEN_LONG_WORD;
-  return total;
+  if (run > 0) {
+    if (run <= SHORT_WORD) shortWords++;
+    else longWordCharacters += run;
+  }
+  return (
+    shortWords + longWordCharacters / CHARS_PER_TOKEN_LONG_WORD + punctuation * PUNCTUATION + cjk * CJK + other * OTHER
+  );
 }
 
 function isCjk(code: number): boolean {

@@ -35,7 +35,7 @@ export function createAccumulator(): Accumulator {
 export function accumulate(events: Iterable<StreamEvent>): ConversationResponse {
   const accumulator = new StreamAccumulator();
   for (const event of events) accumulator.push(event);
-  return accumulator.snapshot();
+  return accumulator.take();
 }
 
 /** Tool-call arguments as received: parsed at block end; invalid JSON is repaired and the text kept. */
@@ -143,7 +143,15 @@ class StreamAccumulator implements Accumulator {
   }
 
   snapshot(): ConversationResponse {
-    const parts = structuredClone(this.parts);
+    return this.build(structuredClone(this.parts), this.extra === undefined ? undefined : structuredClone(this.extra));
+  }
+
+  /** The message itself, uncopied, for a caller that discards the accumulator (`accumulate`). */
+  take(): ConversationResponse {
+    return this.build(this.parts, this.extra);
+  }
+
+  private build(parts: Part[], extra: Extra | undefined): ConversationResponse {
     // the open block shows its arguments as far as they go; block-end would parse them the same way
     const open = this.openIndex === undefined ? undefined : parts[this.openIndex];
     if (open && this.inputText !== "") setInput(open, parseToolInput(this.inputText));
@@ -155,7 +163,7 @@ class StreamAccumulator implements Accumulator {
       usage: { ...this.usage },
     };
     if (this.stopSequence !== undefined) response.stopSequence = this.stopSequence;
-    if (this.extra !== undefined) response.extra = structuredClone(this.extra);
+    if (extra !== undefined) response.extra = extra;
     return response;
   }
 

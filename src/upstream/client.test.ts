@@ -2,6 +2,7 @@ import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
 import { UpstreamError } from "../core/index.js";
+import { Cancellation } from "./cancellation.js";
 import { UpstreamClient } from "./client.js";
 
 let upstream: ScriptedUpstream;
@@ -20,12 +21,12 @@ afterEach(async () => {
   await upstream.close();
 });
 
-const call = (signal?: AbortSignal) =>
+const call = (cancel?: Cancellation) =>
   client.post({
     url: `${upstream.baseUrl}/chat/completions`,
     headers: { "content-type": "application/json" },
     body: '{"model":"m"}',
-    ...(signal === undefined ? {} : { signal }),
+    ...(cancel === undefined ? {} : { cancel }),
   });
 
 describe("UpstreamClient", () => {
@@ -106,9 +107,9 @@ describe("UpstreamClient", () => {
       frames: Array.from({ length: 50 }, (_, index) => `data: ${index}\n\n`),
       frameDelayMs: 20,
     });
-    const controller = new AbortController();
-    const response = await call(controller.signal);
-    controller.abort();
+    const cancel = new Cancellation();
+    const response = await call(cancel);
+    cancel.abort(new Error("the client left"));
     await expect(response.body.text()).rejects.toThrow();
     expect(await upstream.waitForAbort(2000)).toBe(true);
   });

@@ -2,6 +2,7 @@
 // whole package costs about 100 ms of start-up. Its package has no export map, so the file is public.
 import AgentClass from "undici/lib/dispatcher/agent.js";
 import { isParleyError, type UpstreamError } from "../core/index.js";
+import type { Cancellation } from "./cancellation.js";
 import { parseRetryAfter, upstreamErrorForFailure, upstreamErrorForStatus } from "./errors.js";
 import { type RawUpstreamResponse, ResponseHandler, type ResponseHeaders, type UpstreamBody } from "./response.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay, sleep } from "./retry.js";
@@ -21,8 +22,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** Serialised JSON. */
   body: string;
-  /** Aborted when the client goes away: the upstream request ends at once. */
-  signal?: AbortSignal;
+  /** Cancelled when the client goes away: the upstream request ends at once. */
+  cancel?: Cancellation;
   /** Attempts this call may still make (a stream that broke before content has used some already). */
   maxAttempts?: number;
 }
@@ -94,7 +95,7 @@ export class UpstreamClient {
           secrets: this.secrets,
         });
       } catch (failure) {
-        if (upstreamRequest.signal?.aborted) throw failure;
+        if (upstreamRequest.cancel?.aborted) throw failure;
         error = isParleyError(failure) ? (failure as UpstreamError) : upstreamErrorForFailure(failure, this.secrets);
       }
       const policy =
@@ -104,7 +105,7 @@ export class UpstreamClient {
       const delay = error.retryable ? retryDelay(policy, attempt, error.retryAfterMs) : undefined;
       if (delay === undefined) throw error;
       this.onRetry?.(attempt, delay, error);
-      await sleep(delay, upstreamRequest.signal);
+      await sleep(delay, upstreamRequest.cancel);
     }
   }
 
@@ -119,7 +120,7 @@ export class UpstreamClient {
           headers: upstreamRequest.headers,
           body: upstreamRequest.body,
         },
-        new ResponseHandler(resolve, reject, upstreamRequest.signal),
+        new ResponseHandler(resolve, reject, upstreamRequest.cancel),
       );
     });
   }

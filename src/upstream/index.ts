@@ -1,3 +1,4 @@
+export { Cancellation } from "./cancellation.js";
 export {
   DEFAULT_UPSTREAM_TIMEOUTS,
   UpstreamClient,

@@ -1,4 +1,5 @@
 import type { Dispatcher } from "undici";
+import type { Cancellation } from "./cancellation.js";
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -149,28 +150,25 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
 /**
  * One request's callbacks for undici's `dispatch` (the handler interface undici's own `request` is built on,
  * without its Readable and async-resource wrapping). Resolves at the response headers; the body follows
- * through `UpstreamBody`. `signal` aborts the request at any point.
+ * through `UpstreamBody`. `cancel` aborts the request at any point.
  */
 export class ResponseHandler implements Dispatcher.DispatchHandler {
   private abortRequest: ((reason: Error) => void) | undefined;
   private body: UpstreamBody | undefined;
   private settled = false;
-  private readonly onAbort: (() => void) | undefined;
+  private readonly stopListening: (() => void) | undefined;
 
   constructor(
     private readonly resolve: (response: RawUpstreamResponse) => void,
     private readonly reject: (error: unknown) => void,
-    private readonly signal: AbortSignal | undefined,
+    private readonly cancel: Cancellation | undefined,
   ) {
-    if (signal !== undefined) {
-      this.onAbort = () => this.abortRequest?.(abortReason(signal));
-      signal.addEventListener("abort", this.onAbort, { once: true });
-    }
+    this.stopListening = cancel?.onAbort((reason) => this.abortRequest?.(reason));
   }
 
   onConnect(abort: (reason?: Error) => void): void {
-    if (this.signal?.aborted) {
-      abort(abortReason(this.signal));
+    if (this.cancel?.reason !== undefined) {
+      abort(this.cancel.reason);
       return;
     }
     this.abortRequest = abort;
@@ -204,13 +202,8 @@ export class ResponseHandler implements Dispatcher.DispatchHandler {
   }
 
   private cleanUp(): void {
-    if (this.onAbort !== undefined) this.signal?.removeEventListener("abort", this.onAbort);
+    this.stopListening?.();
   }
-}
-
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new Error("the request was aborted");
 }
 
 /** undici's raw header list (name, value, name, value...) as an object: names lower-cased, repeats as arrays. */

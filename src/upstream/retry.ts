@@ -1,3 +1,5 @@
+import type { Cancellation } from "./cancellation.js";
+
 /** When to try an upstream call again, and how long to wait. */
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -31,21 +33,20 @@ export function retryDelay(
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
-/** Resolves after `ms`, or rejects at once when the signal aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or rejects at once when `cancel` is cancelled. */
+export function sleep(ms: number, cancel?: Cancellation): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
+    if (cancel?.aborted) {
+      reject(cancel.reason);
       return;
     }
     const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      stopListening?.();
       resolve();
     }, ms);
-    const onAbort = () => {
+    const stopListening = cancel?.onAbort((reason) => {
       clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
+      reject(reason);
+    });
   });
 }

@@ -24,7 +24,7 @@ export async function answerOnce(
     url: target.url,
     headers: target.headers,
     body: exchange.bodyText,
-    signal: ctx.clientGone,
+    cancel: ctx.clientGone,
   });
   recordUpstream(ctx, state, exchange, response.headersMs, response.attempts);
   const text = await response.body.text();

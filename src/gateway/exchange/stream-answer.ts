@@ -1,7 +1,7 @@
 import type { StreamError, StreamEvent } from "../../core/index.js";
 import { isParleyError, UpstreamError } from "../../core/index.js";
 import type { StreamingMessageWriter } from "../../store/types.js";
-import { upstreamErrorForFailure } from "../../upstream/index.js";
+import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState, OpenStream } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
@@ -32,9 +32,9 @@ export async function streamAnswer(
   storeWriter: () => Promise<StreamingMessageWriter | undefined>,
 ): Promise<void> {
   const { provider, request } = exchange;
-  const upstreamAbort = new AbortController();
-  const onClientGone = () => upstreamAbort.abort(ctx.clientGone.reason);
-  ctx.clientGone.addEventListener("abort", onClientGone, { once: true });
+  // Cancelled when the client leaves, and on its own when the stream ends or the gateway shuts down.
+  const upstreamAbort = new Cancellation();
+  const stopFollowingClient = ctx.clientGone.onAbort((reason) => upstreamAbort.abort(reason));
   const target = provider.headers(ctx.req.headers, true, exchange.query);
   const tracing = state.config.traces.enabled && state.store !== undefined;
   let attemptsUsed = 0;
@@ -44,7 +44,7 @@ export async function streamAnswer(
         url: target.url,
         headers: target.headers,
         body: exchange.bodyText,
-        signal: upstreamAbort.signal,
+        cancel: upstreamAbort,
         // Attempts in all: a stream that broke before any content spent some already.
         maxAttempts: Math.max(1, state.config.retries.maxAttempts - attemptsUsed),
       });
@@ -82,7 +82,7 @@ export async function streamAnswer(
       if (!retry) break;
     }
   } finally {
-    ctx.clientGone.removeEventListener("abort", onClientGone);
+    stopFollowingClient();
   }
 }
 
@@ -122,7 +122,7 @@ async function relayStream(
   state: GatewayState,
   relay: StreamRelay,
   iterator: AsyncIterator<StreamEvent[]>,
-  upstreamAbort: AbortController,
+  upstreamAbort: Cancellation,
   storeWriter: () => Promise<StreamingMessageWriter | undefined>,
   attemptsUsed: number,
 ): Promise<boolean> {
@@ -385,7 +385,7 @@ class StreamRelay {
   }
 
   /** Graceful shutdown ran out of time: stop the upstream and close the stream with an error event. */
-  shutdown(reason: string, upstreamAbort: AbortController): void {
+  shutdown(reason: string, upstreamAbort: Cancellation): void {
     this.shutdownReason = reason;
     upstreamAbort.abort(new Error(reason));
   }

@@ -1,7 +1,6 @@
+import { isUtf8 } from "node:buffer";
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
 import type { Context } from "./context.js";
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Reads and parses a JSON request body. Bad input is a 4xx naming what is wrong: more than `limit` bytes is a
@@ -11,26 +10,55 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   const declared = Number(ctx.req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(ctx, limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(ctx, limit);
-    chunks.push(chunk);
-  }
-  if (size === 0) throw new InvalidRequestError("request body is empty; expected a JSON object", "body");
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  let text: string;
+  const bytes = await readBytes(ctx, limit);
+  if (bytes.length === 0) throw new InvalidRequestError("request body is empty; expected a JSON object", "body");
+  if (!isUtf8(bytes)) throw new InvalidRequestError("request body is not valid UTF-8", "body");
   try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new InvalidRequestError("request body is not valid UTF-8", "body");
-  }
-  try {
-    return JSON.parse(text);
+    return JSON.parse(bytes.toString("utf8"));
   } catch (error) {
     throw new InvalidRequestError(`request body is not valid JSON: ${(error as Error).message}`, "body");
   }
+}
+
+/** The body's bytes, with events rather than an async iterator (a request is a chunk or two). */
+function readBytes(ctx: Context, limit: number): Promise<Buffer> {
+  const req = ctx.req;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        finish();
+        req.pause();
+        reject(tooLarge(ctx, limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      finish();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      finish();
+      reject(error);
+    };
+    const onClose = () => {
+      finish();
+      reject(new Error("the client closed the connection before sending the whole body"));
+    };
+    const finish = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
+  });
 }
 
 function tooLarge(ctx: Context, limit: number): ParleyError {

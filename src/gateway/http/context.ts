@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Cancellation } from "../../upstream/cancellation.js";
 
 /** Which error shape a route answers in. */
 export type ApiShape = "anthropic" | "openai";
@@ -31,8 +32,8 @@ export interface Context {
   readonly path: string;
   readonly query: URLSearchParams;
   readonly startedAt: number;
-  /** Aborted when the client goes away before the response is complete. */
-  readonly clientGone: AbortSignal;
+  /** Cancelled when the client goes away before the response is complete. */
+  readonly clientGone: Cancellation;
   api: ApiShape;
   /** Route label for metrics and logs, e.g. `POST /v1/messages`. */
   route: string;
@@ -43,9 +44,9 @@ export interface Context {
 export function createContext(req: IncomingMessage, res: ServerResponse): Context {
   const url = req.url ?? "/";
   const queryStart = url.indexOf("?");
-  const controller = new AbortController();
+  const clientGone = new Cancellation();
   res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new Error("client disconnected"));
+    if (!res.writableFinished) clientGone.abort(new Error("client disconnected"));
   });
   const requestId = `req_${randomUUID().replaceAll("-", "")}`;
   res.setHeader("request-id", requestId);
@@ -58,7 +59,7 @@ export function createContext(req: IncomingMessage, res: ServerResponse): Contex
     path: queryStart === -1 ? url : url.slice(0, queryStart),
     query: new URLSearchParams(queryStart === -1 ? "" : url.slice(queryStart + 1)),
     startedAt: performance.now(),
-    clientGone: controller.signal,
+    clientGone,
     api: "anthropic",
     route: "unmatched",
     params: {},

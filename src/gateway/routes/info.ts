@@ -36,7 +36,7 @@ async function countUpstream(
     url: target.url.replace(/\/messages$/, "/messages/count_tokens"),
     headers: target.headers,
     body: JSON.stringify(body),
-    signal: ctx.clientGone,
+    cancel: ctx.clientGone,
   });
   const reply = (await response.body.json()) as { input_tokens?: unknown };
   if (typeof reply?.input_tokens !== "number")
