@@ -51,11 +51,15 @@ export default async function gatewayBench(): Promise<BenchSection> {
     frameDelayMs: FRAME_DELAY_MS,
     ...(loadCore === undefined ? {} : { core: loadCore }),
   });
+  const onGatewayCore = gatewayCore === undefined ? {} : { core: gatewayCore };
   const bare = await startChildBareProxy({
+    mode: "http",
     upstreamUrl: `${mock.baseUrl}/chat/completions`,
     pacedUrl: `${paced.baseUrl}/chat/completions`,
-    ...(gatewayCore === undefined ? {} : { core: gatewayCore }),
+    ...onGatewayCore,
   });
+  const relay = await startChildBareProxy({ mode: "tcp", upstreamUrl: mock.baseUrl, ...onGatewayCore });
+  const pacedRelay = await startChildBareProxy({ mode: "tcp", upstreamUrl: paced.baseUrl, ...onGatewayCore });
   const config = gatewayConfig(mock.baseUrl, paced.baseUrl);
   const startGateway = () =>
     startChildGateway({
@@ -82,9 +86,18 @@ export default async function gatewayBench(): Promise<BenchSection> {
       stream: { ...targets.direct.stream, origin: bare.baseUrl, path: "/v1/chat/completions" },
       paced: { ...targets.pacedDirect, origin: bare.baseUrl, path: "/paced/v1/chat/completions" },
     };
+    // The relays pass the path through: the targets are the direct ones, sent to the relay's port.
+    const relayTargets = {
+      json: { ...targets.direct.json, origin: new URL(relay.baseUrl).origin },
+      stream: { ...targets.direct.stream, origin: new URL(relay.baseUrl).origin },
+      paced: { ...targets.pacedDirect, origin: new URL(pacedRelay.baseUrl).origin },
+    };
     const bareJson: GatewayCell[] = [];
     const bareStream128: GatewayCell[] = [];
     const barePaced: GatewayCell[] = [];
+    const relayJson: GatewayCell[] = [];
+    const relayStream128: GatewayCell[] = [];
+    const relayPaced: GatewayCell[] = [];
     const direct = new Map<string, Array<LoadResult & LoadSide>>();
     const parley = new Map<string, Array<GatewayCell & LoadSide>>();
     const loadSide = <T extends LoadResult>(run: () => Promise<T>) => measureLoadSide(mock.pid, run);
@@ -95,9 +108,14 @@ export default async function gatewayBench(): Promise<BenchSection> {
           push(direct, key, await loadSide(() => closedLoop(targets.direct[mode], concurrency, CELL_MS)));
           const gatewayPid = gateway.pid;
           push(parley, key, await loadSide(() => gatewayCell(gatewayPid, targets.parley[mode], concurrency, CELL_MS)));
-          if (key === "json/16") bareJson.push(await gatewayCell(bare.pid, bareTargets.json, concurrency, CELL_MS));
-          if (key === "stream/128")
+          if (key === "json/16") {
+            bareJson.push(await gatewayCell(bare.pid, bareTargets.json, concurrency, CELL_MS));
+            relayJson.push(await gatewayCell(relay.pid, relayTargets.json, concurrency, CELL_MS));
+          }
+          if (key === "stream/128") {
             bareStream128.push(await gatewayCell(bare.pid, bareTargets.stream, concurrency, CELL_MS));
+            relayStream128.push(await gatewayCell(relay.pid, relayTargets.stream, concurrency, CELL_MS));
+          }
         }
       }
     }
@@ -108,6 +126,7 @@ export default async function gatewayBench(): Promise<BenchSection> {
       pacedDirect.push(await closedLoop(targets.pacedDirect, PACED_CONCURRENCY, PACED_MS));
       pacedParley.push(await gatewayCell(gateway.pid, targets.pacedParley, PACED_CONCURRENCY, PACED_MS));
       barePaced.push(await gatewayCell(bare.pid, bareTargets.paced, PACED_CONCURRENCY, PACED_MS));
+      relayPaced.push(await gatewayCell(pacedRelay.pid, relayTargets.paced, PACED_CONCURRENCY, PACED_MS));
     }
 
     const layers = await compareLayers(targets);
@@ -115,6 +134,7 @@ export default async function gatewayBench(): Promise<BenchSection> {
       ...direct.values(),
       ...parley.values(),
       [...pacedDirect, ...pacedParley, ...bareJson, ...bareStream128, ...barePaced],
+      [...relayJson, ...relayStream128, ...relayPaced],
     ]
       .flat()
       .reduce((sum, cell) => sum + cell.errors, 0);
@@ -134,6 +154,9 @@ export default async function gatewayBench(): Promise<BenchSection> {
         bareJson,
         bareStream128,
         barePaced,
+        relayJson,
+        relayStream128,
+        relayPaced,
         startUps,
         layers,
         errors,
@@ -146,6 +169,8 @@ export default async function gatewayBench(): Promise<BenchSection> {
     await mock.stop();
     await paced.stop();
     await bare.stop();
+    await relay.stop();
+    await pacedRelay.stop();
   }
 }
 

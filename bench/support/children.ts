@@ -200,13 +200,17 @@ export async function startChildMockUpstream(options: {
   return startScript(args, /mock upstream on (http:\/\/\S+)/, options.core);
 }
 
-/** The bare pass-through proxy (see bare-proxy.ts): the floor `parley serve` is compared with. */
+/**
+ * A floor `parley serve` is compared with (see bare-proxy.mjs): the bare HTTP proxy (`http`, to both upstreams)
+ * or a TCP relay (`tcp`, to one).
+ */
 export async function startChildBareProxy(options: {
+  mode: "http" | "tcp";
   upstreamUrl: string;
-  pacedUrl: string;
+  pacedUrl?: string;
   core?: number;
 }): Promise<ChildMockUpstream> {
-  const args = [bareProxyScript, options.upstreamUrl, options.pacedUrl];
+  const args = [bareProxyScript, options.mode, options.upstreamUrl, ...(options.pacedUrl ? [options.pacedUrl] : [])];
   return startScript(args, /bare proxy on (http:\/\/\S+)/, options.core, false);
 }
 
