@@ -105,6 +105,10 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
         if (!this.ended) this.abort(new Error("the response body was not read to the end"));
         this.ended = true;
         this.queue.length = 0;
+        this.queuedBytes = 0;
+        const waiting = this.waiting;
+        this.waiting = undefined;
+        waiting?.resolve({ value: undefined, done: true });
         return Promise.resolve({ value: undefined, done: true });
       },
     };

@@ -110,7 +110,7 @@ function upstreamBatches(
         }
       }
     : undefined;
-  return upstreamEventBatches(body, decoder, onChunk)[Symbol.asyncIterator]();
+  return upstreamEventBatches(body, decoder, onChunk);
 }
 
 /**
@@ -168,7 +168,8 @@ class StreamRelay {
   private lastWriteAt = performance.now();
   private pingTimer: NodeJS.Timeout | undefined;
   private store: StreamingMessageWriter | undefined;
-  private pendingForStore: StreamEvent[] = [];
+  /** Events sent before the store's writer is known; dropped once it is (a stateless turn has none). */
+  private pendingForStore: StreamEvent[] | undefined = [];
   private shutdownReason: string | undefined;
   private firstContentSeen = false;
 
@@ -224,9 +225,9 @@ class StreamRelay {
 
   attachStore(writer: StreamingMessageWriter | undefined): void {
     this.store = writer;
-    if (writer === undefined) return;
-    for (const event of this.pendingForStore) writer.push(event);
-    this.pendingForStore = [];
+    const pending = this.pendingForStore ?? [];
+    this.pendingForStore = undefined;
+    if (writer !== undefined) for (const event of pending) writer.push(event);
   }
 
   async pump(iterator: AsyncIterator<StreamEvent[]>): Promise<void> {
@@ -280,7 +281,7 @@ class StreamRelay {
       return true;
     }
     if (this.store) this.store.push(patched);
-    else this.pendingForStore.push(patched);
+    else this.pendingForStore?.push(patched);
     if (patched.type === "finish" && this.exchange.conversationId !== undefined) this.tail = "";
     return this.write(this.encoder.encode(patched));
   }

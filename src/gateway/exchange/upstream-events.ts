@@ -4,22 +4,52 @@ import { SseDecoder, type SseMessage } from "../../stream/sse.js";
 /**
  * The upstream body as batches of canonical events, one batch per network chunk (so the per-event cost is a
  * loop, not an await). Reading is pulled by the consumer: while it waits for a slow client, nothing is read.
+ * A plain iterator rather than an async generator: one await per chunk instead of a generator's queue of
+ * promises, which is felt when every frame arrives in its own read. `return` ends the upstream body.
  */
-export async function* upstreamEventBatches(
+export function upstreamEventBatches(
   body: AsyncIterable<Uint8Array>,
   decoder: IncrementalDecoder<SseMessage>,
   onChunk?: (chunk: Uint8Array) => void,
-): AsyncGenerator<StreamEvent[]> {
-  const sse = new SseDecoder();
-  for await (const chunk of body) {
-    onChunk?.(chunk);
-    const messages = sse.push(chunk);
-    if (messages.length === 0) continue;
-    const events = decodeAll(decoder, messages);
-    if (events.length > 0) yield events;
+): AsyncIterator<StreamEvent[]> {
+  return new EventBatches(body[Symbol.asyncIterator](), decoder, onChunk);
+}
+
+class EventBatches implements AsyncIterator<StreamEvent[]> {
+  private readonly sse = new SseDecoder();
+  private done = false;
+
+  constructor(
+    private readonly source: AsyncIterator<Uint8Array>,
+    private readonly decoder: IncrementalDecoder<SseMessage>,
+    private readonly onChunk: ((chunk: Uint8Array) => void) | undefined,
+  ) {}
+
+  async next(): Promise<IteratorResult<StreamEvent[]>> {
+    while (!this.done) {
+      const read = await this.source.next();
+      if (read.done) {
+        this.done = true;
+        const events = [...decodeAll(this.decoder, this.sse.finish()), ...this.decoder.finish()];
+        if (events.length > 0) return { value: events, done: false };
+        break;
+      }
+      this.onChunk?.(read.value);
+      const messages = this.sse.push(read.value);
+      if (messages.length === 0) continue;
+      const events = decodeAll(this.decoder, messages);
+      if (events.length > 0) return { value: events, done: false };
+    }
+    return { value: undefined, done: true };
   }
-  const events = [...decodeAll(decoder, sse.finish()), ...decoder.finish()];
-  if (events.length > 0) yield events;
+
+  async return(): Promise<IteratorResult<StreamEvent[]>> {
+    if (!this.done) {
+      this.done = true;
+      await this.source.return?.();
+    }
+    return { value: undefined, done: true };
+  }
 }
 
 function decodeAll(decoder: IncrementalDecoder<SseMessage>, messages: SseMessage[]): StreamEvent[] {
