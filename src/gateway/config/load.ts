@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { z } from "zod";
+import type { z } from "zod/mini";
 import { type FileConfig, fileConfigSchema, REASONING_MODES, type ReasoningModeName } from "./schema.js";
 import type { GatewayConfig, ProviderConfig } from "./types.js";
 

@@ -1,77 +1,106 @@
-import { z } from "zod";
+import {
+  _default,
+  array,
+  boolean,
+  config,
+  int,
+  maximum,
+  minimum,
+  minLength,
+  nonnegative,
+  number,
+  optional,
+  positive,
+  record,
+  regex,
+  strictObject,
+  string,
+  unknown,
+  url,
+  type z,
+  enum as zodEnum,
+} from "zod/mini";
+import en from "zod/v4/locales/en.js";
+
+// Zod Mini: the same validation core as zod's classic API with functions instead of methods, imported by name so
+// that the bundle carries only what is used (zod was more than half of the CLI bundle and a tenth of its
+// start-up). English messages, as the classic API gives them, are its only locale.
+config(en());
 
 /** How thinking in the history is sent to an OpenAI-style upstream (see the contract's `--reasoning`). */
 export const REASONING_MODES = ["think-tags", "reasoning_content", "reasoning", "reasoning_details", "drop"] as const;
 export type ReasoningModeName = (typeof REASONING_MODES)[number];
 
-const durationMs = z.number().int().nonnegative();
+const durationMs = int().check(nonnegative());
+const text = string();
+const nonEmpty = string().check(minLength(1));
 
-const providerSchema = z.strictObject({
-  type: z.enum(["openai", "anthropic"]).default("openai"),
-  baseUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
-  apiKey: z.string().optional(),
+const providerSchema = strictObject({
+  type: _default(zodEnum(["openai", "anthropic"]), "openai"),
+  baseUrl: url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+  apiKey: optional(text),
   /** A compat preset id; guessed from `baseUrl` when absent. */
-  preset: z.string().optional(),
-  reasoning: z.enum(REASONING_MODES).optional(),
+  preset: optional(text),
+  reasoning: optional(zodEnum(REASONING_MODES)),
   /** Overrides of the preset's quirks (`OpenAICompat` fields). */
-  compat: z.record(z.string(), z.unknown()).optional(),
+  compat: optional(record(string(), unknown())),
   /** Client model name -> upstream model name. */
-  models: z.record(z.string(), z.string()).optional(),
+  models: optional(record(string(), string())),
   /** Extra headers sent with every request to this provider. */
-  headers: z.record(z.string(), z.string()).optional(),
-  anthropicVersion: z.string().optional(),
+  headers: optional(record(string(), string())),
+  anthropicVersion: optional(text),
 });
 
-const routeSchema = z.strictObject({
+const routeSchema = strictObject({
   /** Glob over the client's model name: `*` any run of characters, `?` one character. */
-  match: z.string().min(1),
-  provider: z.string().min(1),
+  match: nonEmpty,
+  provider: nonEmpty,
   /** The upstream model; the provider's `models` map (or the client's name) when absent. */
-  model: z.string().min(1).optional(),
+  model: optional(nonEmpty),
 });
 
 /** The config file as written (YAML or JSON), after `${ENV}` expansion. Every key is optional. */
-export const fileConfigSchema = z.strictObject({
-  host: z.string().min(1).optional(),
-  port: z.number().int().min(0).max(65535).optional(),
-  store: z.string().min(1).optional(),
-  apiKeys: z.array(z.string().min(1)).optional(),
-  providers: z
-    .record(z.string().regex(/^[A-Za-z0-9_.-]+$/, "provider names use letters, digits, _ . -"), providerSchema)
-    .optional(),
-  defaultProvider: z.string().optional(),
-  routes: z.array(routeSchema).optional(),
-  limits: z.strictObject({ maxBodyBytes: z.number().int().positive().optional() }).optional(),
-  timeouts: z
-    .strictObject({
-      connectMs: durationMs.optional(),
-      firstByteMs: durationMs.optional(),
-      idleMs: durationMs.optional(),
-      pingIntervalMs: durationMs.optional(),
+export const fileConfigSchema = strictObject({
+  host: optional(nonEmpty),
+  port: optional(int().check(minimum(0), maximum(65535))),
+  store: optional(nonEmpty),
+  apiKeys: optional(array(nonEmpty)),
+  providers: optional(
+    record(string().check(regex(/^[A-Za-z0-9_.-]+$/, "provider names use letters, digits, _ . -")), providerSchema),
+  ),
+  defaultProvider: optional(text),
+  routes: optional(array(routeSchema)),
+  limits: optional(strictObject({ maxBodyBytes: optional(int().check(positive())) })),
+  timeouts: optional(
+    strictObject({
+      connectMs: optional(durationMs),
+      firstByteMs: optional(durationMs),
+      idleMs: optional(durationMs),
+      pingIntervalMs: optional(durationMs),
       /** How long open streams may run on after SIGTERM before they are ended. */
-      shutdownGraceMs: durationMs.optional(),
+      shutdownGraceMs: optional(durationMs),
       /** How long the first upstream event is awaited before the status line goes out anyway. */
-      firstEventHoldMs: durationMs.optional(),
-    })
-    .optional(),
-  retries: z
-    .strictObject({
-      maxAttempts: z.number().int().min(1).max(10).optional(),
-      baseDelayMs: durationMs.optional(),
-      maxDelayMs: durationMs.optional(),
-      maxRetryAfterMs: durationMs.optional(),
-    })
-    .optional(),
-  traces: z
-    .strictObject({
-      enabled: z.boolean().optional(),
-      maxAgeDays: z.number().positive().optional(),
-      maxCount: z.number().int().positive().optional(),
+      firstEventHoldMs: optional(durationMs),
+    }),
+  ),
+  retries: optional(
+    strictObject({
+      maxAttempts: optional(int().check(minimum(1), maximum(10))),
+      baseDelayMs: optional(durationMs),
+      maxDelayMs: optional(durationMs),
+      maxRetryAfterMs: optional(durationMs),
+    }),
+  ),
+  traces: optional(
+    strictObject({
+      enabled: optional(boolean()),
+      maxAgeDays: optional(number().check(positive())),
+      maxCount: optional(int().check(positive())),
       /** Bytes of each body kept in a trace. */
-      maxBodyBytes: z.number().int().positive().optional(),
-    })
-    .optional(),
-  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+      maxBodyBytes: optional(int().check(positive())),
+    }),
+  ),
+  logLevel: optional(zodEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])),
 });
 
 export type FileConfig = z.infer<typeof fileConfigSchema>;
