@@ -110,12 +110,12 @@ export class UpstreamClient {
   }
 
   private attempt(upstreamRequest: UpstreamRequest): Promise<RawUpstreamResponse> {
-    const url = new URL(upstreamRequest.url);
+    const target = this.target(upstreamRequest.url);
     return new Promise((resolve, reject) => {
       this.agent.dispatch(
         {
-          origin: url.origin,
-          path: `${url.pathname}${url.search}`,
+          origin: target.origin,
+          path: target.path,
           method: "POST",
           headers: upstreamRequest.headers,
           body: upstreamRequest.body,
@@ -123,6 +123,20 @@ export class UpstreamClient {
         new ResponseHandler(resolve, reject, upstreamRequest.cancel),
       );
     });
+  }
+
+  /** A provider's few endpoint URLs, parsed once each rather than on every request. */
+  private readonly targets = new Map<string, { origin: string; path: string }>();
+
+  private target(address: string): { origin: string; path: string } {
+    let target = this.targets.get(address);
+    if (target === undefined) {
+      const url = new URL(address);
+      target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+      // Query strings (Anthropic's `?beta=true`) make a few variants; anything beyond is not worth keeping.
+      if (this.targets.size < 256) this.targets.set(address, target);
+    }
+    return target;
   }
 
   async close(): Promise<void> {
