@@ -24,7 +24,8 @@ function serve(args: string[], env: Record<string, string> = {}): Run {
     child,
     stdout: "",
     stderr: "",
-    exit: new Promise((resolve) => child.on("exit", (code) => resolve(code))),
+    // "close", not "exit": by then everything the child wrote to stdout and stderr has been read.
+    exit: new Promise((resolve) => child.on("close", (code) => resolve(code))),
   };
   child.stdout.on("data", (chunk: Buffer) => {
     run.stdout += chunk.toString();
@@ -66,7 +67,9 @@ const chunk = (text: string) => ({
 
 describe("parley serve", () => {
   test("prints exactly the listening line, serves, and exits 0 on SIGTERM", async () => {
-    const run = serve(["--port", "0", "--store", "memory:", "--upstream", upstream.baseUrl]);
+    const run = serve(["--port", "0", "--store", "memory:", "--upstream", upstream.baseUrl], {
+      PARLEY_LOG_LEVEL: "info",
+    });
     const url = await listening(run);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(run.stdout).toBe(`parley listening on ${url}\n`);
@@ -74,6 +77,9 @@ describe("parley serve", () => {
     expect(await health.body.json()).toEqual({ status: "ok" });
     run.child.kill("SIGTERM");
     expect(await run.exit).toBe(0);
+    // Log lines are written in batches; the request's line still reaches stderr before the process ends.
+    const lines = run.stderr.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ route: "GET /health", status: 200, msg: "request" }));
   });
 
   test("SIGTERM lets an open stream finish before exiting", async () => {
