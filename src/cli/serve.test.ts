@@ -78,7 +78,10 @@ describe("parley serve", () => {
     run.child.kill("SIGTERM");
     expect(await run.exit).toBe(0);
     // Log lines are written in batches; the request's line still reaches stderr before the process ends.
-    const lines = run.stderr.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = run.stderr
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toContainEqual(expect.objectContaining({ route: "GET /health", status: 200, msg: "request" }));
   });
 
