@@ -88,8 +88,8 @@ export function approximateInputTokens(request: CountRequest): number {
 }
 
 /*
- * Clients resend the same system prompt and tool definitions on every turn (Claude Code: 7 KB of system prompt
- * and a dozen schemas), so long texts are remembered: a hit costs a hash and a compare instead of a pass that
+ * Clients resend the same system prompt, tool definitions and history on every turn (Claude Code: 7 KB of system
+ * prompt and a dozen schemas before the first message), so long texts are remembered: a hit costs a hash and a compare instead of a pass that
  * branches on every character. Bounded by characters held; when full it starts over.
  */
 const CACHED_FROM = 256;
@@ -129,15 +129,9 @@ const ASCII_CLASS = new Uint8Array(128).map((_, code) =>
 );
 
 export function approximateTokens(text: string): number {
-  // Integer counts in the loop, weights applied once at the end: the loop stays on small integers.
-  let shortWords = 0;
-  let longWordCharacters = 0;
-  let punctuation = 0;
-  let cjk = 0;
-  let other = 0;
+  let total = 0;
   let run = 0;
-  const length = text.length;
-  for (let index = 0; index < length; index++) {
+  for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
     const kind = code < 128 ? ASCII_CLASS[code]! : 3;
     if (kind === 1) {
@@ -145,23 +139,14 @@ export function approximateTokens(text: string): number {
       continue;
     }
     if (run > 0) {
-      if (run <= SHORT_WORD) shortWords++;
-      else longWordCharacters += run;
+      total += run <= SHORT_WORD ? 1 : run / CHARS_PER_TOKEN_LONG_WORD;
       run = 0;
     }
-    if (kind === 2) punctuation++;
-    else if (kind === 3) {
-      if (isCjk(code)) cjk++;
-      else other++;
-    }
+    if (kind === 2) total += PUNCTUATION;
+    else if (kind === 3) total += isCjk(code) ? CJK : OTHER;
   }
-  if (run > 0) {
-    if (run <= SHORT_WORD) shortWords++;
-    else longWordCharacters += run;
-  }
-  return (
-    shortWords + longWordCharacters / CHARS_PER_TOKEN_LONG_WORD + punctuation * PUNCTUATION + cjk * CJK + other * OTHER
-  );
+  if (run > 0) total += run <= SHORT_WORD ? 1 : run / CHARS_PER_TOKEN_LONG_WORD;
+  return total;
 }
 
 function isCjk(code: number): boolean {

@@ -53,17 +53,9 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
 
   /** The handler's side: the body is complete. */
   end(): void {
+    if (this.ended) return;
     this.ended = true;
-    const whole = this.whole;
-    if (whole !== undefined) {
-      this.whole = undefined;
-      whole.resolve(this.drain());
-    }
-    const waiting = this.waiting;
-    if (waiting !== undefined) {
-      this.waiting = undefined;
-      waiting.resolve({ value: undefined, done: true });
-    }
+    this.settleReader();
   }
 
   /** The handler's side: the connection failed, timed out or was aborted mid-body. */
@@ -71,14 +63,8 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
     if (this.ended) return;
     this.ended = true;
     this.failure = error;
-    this.queue.length = 0;
-    this.queuedBytes = 0;
-    const whole = this.whole;
-    this.whole = undefined;
-    whole?.reject(error);
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    waiting?.reject(error);
+    this.discardQueue();
+    this.settleReader(error);
   }
 
   /** The whole body as UTF-8 text (invalid sequences replaced, as a browser would). */
@@ -104,11 +90,8 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
         // The reader stopped early: the rest of the answer is not wanted, so the request ends here.
         if (!this.ended) this.abort(new Error("the response body was not read to the end"));
         this.ended = true;
-        this.queue.length = 0;
-        this.queuedBytes = 0;
-        const waiting = this.waiting;
-        this.waiting = undefined;
-        waiting?.resolve({ value: undefined, done: true });
+        this.discardQueue();
+        this.settleReader();
         return Promise.resolve({ value: undefined, done: true });
       },
     };
@@ -140,13 +123,31 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
     this.resume();
   }
 
+  /** Answers whoever waits for the body (`text`, or a pending `next`): with what it is owed, or with `error`. */
+  private settleReader(error?: unknown): void {
+    const { whole, waiting } = this;
+    this.whole = undefined;
+    this.waiting = undefined;
+    if (error !== undefined) {
+      whole?.reject(error);
+      waiting?.reject(error);
+    } else {
+      whole?.resolve(this.drain());
+      waiting?.resolve({ value: undefined, done: true });
+    }
+  }
+
+  private discardQueue(): void {
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+  }
+
   private drain(): string {
     const text =
       this.queue.length === 1
         ? this.queue[0]!.toString("utf8")
         : Buffer.concat(this.queue, this.queuedBytes).toString();
-    this.queue.length = 0;
-    this.queuedBytes = 0;
+    this.discardQueue();
     return text;
   }
 }
