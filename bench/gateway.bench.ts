@@ -92,11 +92,10 @@ export default async function gatewayBench(): Promise<BenchSection> {
       stream: { ...targets.direct.stream, origin: new URL(relay.baseUrl).origin },
       paced: { ...targets.pacedDirect, origin: new URL(pacedRelay.baseUrl).origin },
     };
-    const bareJson: GatewayCell[] = [];
-    const bareStream128: GatewayCell[] = [];
+    // The floors run every cell too, right after Parley's, so each figure has its floor from the same rep.
+    const bareCells = new Map<string, GatewayCell[]>();
+    const relayCells = new Map<string, GatewayCell[]>();
     const barePaced: GatewayCell[] = [];
-    const relayJson: GatewayCell[] = [];
-    const relayStream128: GatewayCell[] = [];
     const relayPaced: GatewayCell[] = [];
     const direct = new Map<string, Array<LoadResult & LoadSide>>();
     const parley = new Map<string, Array<GatewayCell & LoadSide>>();
@@ -108,14 +107,8 @@ export default async function gatewayBench(): Promise<BenchSection> {
           push(direct, key, await loadSide(() => closedLoop(targets.direct[mode], concurrency, CELL_MS)));
           const gatewayPid = gateway.pid;
           push(parley, key, await loadSide(() => gatewayCell(gatewayPid, targets.parley[mode], concurrency, CELL_MS)));
-          if (key === "json/16") {
-            bareJson.push(await gatewayCell(bare.pid, bareTargets.json, concurrency, CELL_MS));
-            relayJson.push(await gatewayCell(relay.pid, relayTargets.json, concurrency, CELL_MS));
-          }
-          if (key === "stream/128") {
-            bareStream128.push(await gatewayCell(bare.pid, bareTargets.stream, concurrency, CELL_MS));
-            relayStream128.push(await gatewayCell(relay.pid, relayTargets.stream, concurrency, CELL_MS));
-          }
+          push(bareCells, key, await gatewayCell(bare.pid, bareTargets[mode], concurrency, CELL_MS));
+          push(relayCells, key, await gatewayCell(relay.pid, relayTargets[mode], concurrency, CELL_MS));
         }
       }
     }
@@ -133,8 +126,9 @@ export default async function gatewayBench(): Promise<BenchSection> {
     const errors = [
       ...direct.values(),
       ...parley.values(),
-      [...pacedDirect, ...pacedParley, ...bareJson, ...bareStream128, ...barePaced],
-      [...relayJson, ...relayStream128, ...relayPaced],
+      ...bareCells.values(),
+      ...relayCells.values(),
+      [...pacedDirect, ...pacedParley, ...barePaced, ...relayPaced],
     ]
       .flat()
       .reduce((sum, cell) => sum + cell.errors, 0);
@@ -151,11 +145,9 @@ export default async function gatewayBench(): Promise<BenchSection> {
         parley,
         pacedDirect,
         pacedParley,
-        bareJson,
-        bareStream128,
+        bare: bareCells,
+        relay: relayCells,
         barePaced,
-        relayJson,
-        relayStream128,
         relayPaced,
         startUps,
         layers,

@@ -42,13 +42,11 @@ export interface ReportInput {
   parley: Map<string, Array<GatewayCell & LoadSide>>;
   pacedDirect: LoadResult[];
   pacedParley: GatewayCell[];
-  /** The bare pass-through proxy: json at c=16, stream at c=128, and the paced stream. */
-  bareJson: GatewayCell[];
-  bareStream128: GatewayCell[];
+  /** The bare pass-through proxy in every cell (by `mode/c`, one per rep), and on the paced stream. */
+  bare: Map<string, GatewayCell[]>;
   barePaced: GatewayCell[];
-  /** The TCP relay, the same three cells. */
-  relayJson: GatewayCell[];
-  relayStream128: GatewayCell[];
+  /** The TCP relay, the same cells. */
+  relay: Map<string, GatewayCell[]>;
   relayPaced: GatewayCell[];
   startUps: Array<{ readyMs: number; firstOkMs: number }>;
   layers: LayerRow[];
@@ -62,39 +60,70 @@ const busy = (cells: Array<LoadResult & LoadSide>) =>
 
 const cpuPerRequest = (cell: GatewayCell) => cell.cpuMs / Math.max(1, cell.requests + cell.errors);
 
+/** One target's figures in one cell, each rep against the direct run of the same rep. */
+interface CellFigures {
+  addedP50: number;
+  addedP99: number;
+  ratio: number;
+  rate: number;
+  cpu: number;
+  rss: number;
+}
+
+function cellFigures(cells: GatewayCell[], direct: LoadResult[]): CellFigures {
+  return {
+    addedP50: median(cells.map((cell, rep) => cell.p50 - direct[rep]!.p50)),
+    addedP99: median(cells.map((cell, rep) => cell.p99 - direct[rep]!.p99)),
+    ratio: median(cells.map((cell, rep) => cell.perSecond / direct[rep]!.perSecond)),
+    rate: median(cells.map((cell) => cell.perSecond)),
+    cpu: median(cells.map(cpuPerRequest)),
+    rss: Math.max(...cells.map((cell) => cell.rssMaxBytes)),
+  };
+}
+
+const signed = (value: number, digits: number) => `${value >= 0 ? "+" : ""}${fixed(value, digits)}`;
+
 export function report(input: ReportInput): string {
   const { direct, parley } = input;
   const rows: Array<Array<string | number>> = [];
-  const summary = new Map<
-    string,
-    { addedP50: number; addedP99: number; ratio: number; rate: number; cpu: number; rss: number }
-  >();
+  const floorRows: Array<Array<string | number>> = [];
+  const summary = new Map<string, CellFigures>();
+  const bareSummary = new Map<string, CellFigures>();
+  const relaySummary = new Map<string, CellFigures>();
   for (const mode of MODES) {
     for (const concurrency of CONCURRENCIES) {
       const key = `${mode}/${concurrency}`;
       const d = direct.get(key)!;
       const p = parley.get(key)!;
-      const addedP50 = median(p.map((cell, rep) => cell.p50 - d[rep]!.p50));
-      const addedP99 = median(p.map((cell, rep) => cell.p99 - d[rep]!.p99));
-      const ratio = median(p.map((cell, rep) => cell.perSecond / d[rep]!.perSecond));
-      const cpu = median(p.map(cpuPerRequest));
-      const rss = Math.max(...p.map((cell) => cell.rssMaxBytes));
-      const rate = median(p.map((cell) => cell.perSecond));
-      summary.set(key, { addedP50, addedP99, ratio, rate, cpu, rss });
+      const figures = cellFigures(p, d);
+      const bare = cellFigures(input.bare.get(key)!, d);
+      const relay = cellFigures(input.relay.get(key)!, d);
+      summary.set(key, figures);
+      bareSummary.set(key, bare);
+      relaySummary.set(key, relay);
       rows.push([
         mode,
         concurrency,
         fixed(median(d.map((cell) => cell.perSecond)), 0),
-        fixed(rate, 0),
-        fixed(ratio),
+        fixed(figures.rate, 0),
+        fixed(figures.ratio),
         `${fixed(median(d.map((cell) => cell.p50)))} / ${fixed(median(d.map((cell) => cell.p99)))}`,
         `${fixed(median(p.map((cell) => cell.p50)))} / ${fixed(median(p.map((cell) => cell.p99)))}`,
-        `${addedP50 >= 0 ? "+" : ""}${fixed(addedP50, 3)}`,
-        `${addedP99 >= 0 ? "+" : ""}${fixed(addedP99, 2)}`,
-        fixed(cpu, 3),
+        signed(figures.addedP50, 3),
+        signed(figures.addedP99, 2),
+        fixed(figures.cpu, 3),
         `${fixed(median(p.map((cell) => cell.cpuMs / cell.durationMs)) * 100, 0)} %`,
-        fixed(rss / MB, 1),
+        fixed(figures.rss / MB, 1),
         `${busy(d)} / ${busy(p)}`,
+      ]);
+      const triple = (pick: (figures: CellFigures) => string) => [relay, bare, figures].map(pick).join(" / ");
+      floorRows.push([
+        mode,
+        concurrency,
+        triple((f) => fixed(f.ratio)),
+        triple((f) => signed(f.addedP50, 3)),
+        triple((f) => fixed(f.cpu, 3)),
+        triple((f) => fixed(f.rss / MB, 0)),
       ]);
     }
   }
@@ -102,12 +131,12 @@ export function report(input: ReportInput): string {
     median(cells.map((cell) => cell.cpuMs / Math.max(1, (cell.requests + cell.errors) * STREAM_FRAMES)));
   const cpuPerFrame = perFrame(input.pacedParley);
   const bareFrame = perFrame(input.barePaced);
-  const bareRequest = median(input.bareJson.map(cpuPerRequest));
-  const bareRss = Math.max(...input.bareStream128.map((cell) => cell.rssMaxBytes));
+  const bareRequest = bareSummary.get("json/16")!.cpu;
+  const bareRss = bareSummary.get("stream/128")!.rss;
   const relayFrame = perFrame(input.relayPaced);
-  const relayRequest = median(input.relayJson.map(cpuPerRequest));
-  const relayRss = Math.max(...input.relayStream128.map((cell) => cell.rssMaxBytes));
-  const parleyRss = Math.max(...input.parley.get("stream/128")!.map((cell) => cell.rssMaxBytes));
+  const relayRequest = relaySummary.get("json/16")!.cpu;
+  const relayRss = relaySummary.get("stream/128")!.rss;
+  const parleyRss = summary.get("stream/128")!.rss;
   const pacedRow = (name: string, cells: LoadResult[]) => [
     name,
     fixed(median(cells.map((cell) => cell.perSecond)), 1),
@@ -119,54 +148,80 @@ export function report(input: ReportInput): string {
   const ready = median(input.startUps.map((run) => run.readyMs));
   const firstOkValues = input.startUps.map((run) => run.firstOkMs);
 
-  const at = (key: string) => summary.get(key)!;
-  const best = (mode: Mode) =>
-    [16, 128].map((concurrency) => at(`${mode}/${concurrency}`)).sort((a, b) => b.rate - a.rate)[0]!;
-  const throughputMet = MODES.every((mode) => best(mode).rate >= 4000 || best(mode).ratio >= 0.8);
-  const rss128 = Math.max(at("stream/128").rss, at("json/128").rss);
-  /** A target of issue 3, Parley's figure, and the TCP relay's where the same figure was measured for it. */
-  interface TargetRow {
-    name: string;
+  /**
+   * Each target is judged the same way on Parley and on both floors: a target the TCP relay misses cannot be
+   * met by any Node gateway here; one the bare HTTP proxy misses, by none built on Node's HTTP layers.
+   */
+  interface Judged {
     measured: string;
     met: boolean;
-    relay?: { measured: string; misses: boolean };
   }
-  const targets: TargetRow[] = [
+  interface Floored {
+    summary: Map<string, CellFigures>;
+    frame: number;
+  }
+  const judges: Array<{ name: string; judge: (floored: Floored) => Judged }> = [
     {
       name: "added p50 at c=1 <= 0.3 ms",
-      measured: `stream ${fixed(at("stream/1").addedP50, 3)} ms, json ${fixed(at("json/1").addedP50, 3)} ms`,
-      met: at("stream/1").addedP50 <= 0.3 && at("json/1").addedP50 <= 0.3,
+      judge: ({ summary: of }) => ({
+        measured: `stream ${fixed(of.get("stream/1")!.addedP50, 3)} ms, json ${fixed(of.get("json/1")!.addedP50, 3)} ms`,
+        met: of.get("stream/1")!.addedP50 <= 0.3 && of.get("json/1")!.addedP50 <= 0.3,
+      }),
     },
     {
       name: "CPU per non-streamed request <= 0.25 ms (c=16)",
-      measured: `${fixed(at("json/16").cpu, 3)} ms`,
-      met: at("json/16").cpu <= 0.25,
-      relay: { measured: `${fixed(relayRequest, 3)} ms`, misses: relayRequest > 0.25 },
+      judge: ({ summary: of }) => ({
+        measured: `${fixed(of.get("json/16")!.cpu, 3)} ms`,
+        met: of.get("json/16")!.cpu <= 0.25,
+      }),
     },
     {
       name: "CPU per streamed upstream frame <= 0.03 ms (paced, c=16)",
-      measured: `${fixed(cpuPerFrame, 4)} ms`,
-      met: cpuPerFrame <= 0.03,
-      relay: { measured: `${fixed(relayFrame, 4)} ms`, misses: relayFrame > 0.03 },
+      judge: ({ frame }) => ({ measured: `${fixed(frame, 4)} ms`, met: frame <= 0.03 }),
     },
     {
       name: ">= 4000 req/s or >= 0.8 of direct (best of c=16/128)",
-      measured: MODES.map(
-        (mode) => `${mode} ${fixed(best(mode).rate, 0)} req/s = ${fixed(best(mode).ratio)} of direct`,
-      ).join("; "),
-      met: throughputMet,
+      judge: ({ summary: of }) => {
+        const best = (mode: Mode) =>
+          [16, 128].map((concurrency) => of.get(`${mode}/${concurrency}`)!).sort((a, b) => b.rate - a.rate)[0]!;
+        return {
+          measured: MODES.map(
+            (mode) => `${mode} ${fixed(best(mode).rate, 0)} req/s = ${fixed(best(mode).ratio)} of direct`,
+          ).join("; "),
+          met: MODES.every((mode) => best(mode).rate >= 4000 || best(mode).ratio >= 0.8),
+        };
+      },
     },
     {
       name: "RSS <= 80 MB at c=128",
-      measured: `${fixed(rss128 / MB, 1)} MB`,
-      met: rss128 <= 80 * MB,
-      relay: { measured: `${fixed(relayRss / MB, 1)} MB (stream)`, misses: relayRss > 80 * MB },
+      judge: ({ summary: of }) => {
+        const rss = Math.max(of.get("stream/128")!.rss, of.get("json/128")!.rss);
+        return { measured: `${fixed(rss / MB, 1)} MB`, met: rss <= 80 * MB };
+      },
     },
-    { name: "start to first 200 <= 0.25 s", measured: `${fixed(firstOk / 1000, 3)} s`, met: firstOk <= 250 },
   ];
-  const met = targets.filter((row) => row.met).map((row) => row.name);
-  const missed = targets.filter((row) => !row.met).map((row) => row.name);
-  const belowFloor = targets.filter((row) => !row.met && row.relay?.misses).map((row) => row.name);
+  const targets = judges.map(({ name, judge }) => ({
+    name,
+    parley: judge({ summary, frame: cpuPerFrame }),
+    bare: judge({ summary: bareSummary, frame: bareFrame }),
+    relay: judge({ summary: relaySummary, frame: relayFrame }),
+  }));
+  const startUp = {
+    name: "start to first 200 <= 0.25 s",
+    parley: { measured: `${fixed(firstOk / 1000, 3)} s`, met: firstOk <= 250 },
+  };
+  const met = [...targets, startUp].filter((row) => row.parley.met).map((row) => row.name);
+  const missed = [...targets, startUp].filter((row) => !row.parley.met).map((row) => row.name);
+  const belowRelay = targets.filter((row) => !row.parley.met && !row.relay.met).map((row) => row.name);
+  const belowBare = targets.filter((row) => !row.parley.met && row.relay.met && !row.bare.met).map((row) => row.name);
+  const verdict = (row: (typeof targets)[number]) =>
+    row.parley.met
+      ? "yes"
+      : !row.relay.met
+        ? "**no**: the TCP relay alone misses it"
+        : !row.bare.met
+          ? "**no**: the bare HTTP proxy alone misses it"
+          : "**no**";
 
   return [
     `Load: a Claude-Code-like request (system prompt of 2 blocks with cache_control, 11 messages with 4`,
@@ -228,8 +283,8 @@ export function report(input: ReportInput): string {
           "CPU ms per non-streamed request (c=16)",
           fixed(relayRequest, 3),
           fixed(bareRequest, 3),
-          fixed(at("json/16").cpu, 3),
-          fixed(at("json/16").cpu / bareRequest),
+          fixed(summary.get("json/16")!.cpu, 3),
+          fixed(summary.get("json/16")!.cpu / bareRequest),
         ],
         [
           "CPU ms per streamed frame (paced, c=16)",
@@ -247,6 +302,10 @@ export function report(input: ReportInput): string {
         ],
       ],
     ),
+    "",
+    "Every cell through the floors, each against the direct run of the same rep (relay / bare HTTP proxy / Parley):",
+    "",
+    table(["mode", "c", "req/s, share of direct", "added p50 ms", "CPU ms/req", "RSS max MB"], floorRows),
     "",
     `Start-up: spawn of \`parley serve\` to the first 200 of a real request, median of ${STARTS}: ${fixed(firstOk / 1000, 3)} s`,
     `(${fixed(Math.min(...firstOkValues) / 1000, 3)}-${fixed(Math.max(...firstOkValues) / 1000, 3)} s); to the listening line ${fixed(ready / 1000, 3)} s.`,
@@ -267,20 +326,21 @@ export function report(input: ReportInput): string {
     ),
     "",
     table(
-      ["target (issue 3)", "measured", "TCP relay, same run", "met"],
-      targets.map((row) => [
-        row.name,
-        row.measured,
-        row.relay?.measured ?? "—",
-        row.met ? "yes" : row.relay?.misses ? "**no**: the TCP relay alone misses it" : "**no**",
-      ]),
+      ["target (issue 3)", "Parley", "TCP relay, same run", "bare HTTP proxy, same run", "met"],
+      [
+        ...targets.map((row) => [row.name, row.parley.measured, row.relay.measured, row.bare.measured, verdict(row)]),
+        [startUp.name, startUp.parley.measured, "—", "—", startUp.parley.met ? "yes" : "**no**"],
+      ],
     ),
     "",
     missed.length === 0
       ? "All targets are met in this run."
       : `Met: ${met.length === 0 ? "none" : met.join("; ")}. Not met: ${missed.join("; ")}.` +
-        (belowFloor.length === 0
+        (belowRelay.length === 0
           ? ""
-          : ` Of these, below what a bare TCP relay costs in the same run: ${belowFloor.join("; ")}.`),
+          : ` Below what a bare TCP relay reaches in the same run: ${belowRelay.join("; ")}.`) +
+        (belowBare.length === 0
+          ? ""
+          : ` Below what the bare HTTP proxy reaches in the same run: ${belowBare.join("; ")}.`),
   ].join("\n");
 }
