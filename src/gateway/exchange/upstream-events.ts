@@ -1,9 +1,10 @@
 import type { IncrementalDecoder, StreamEvent } from "../../core/index.js";
+import { coalesceDeltas } from "../../stream/coalesce.js";
 import { SseDecoder, type SseMessage } from "../../stream/sse.js";
 
 /**
  * The upstream body as batches of canonical events, one batch per network chunk (so the per-event cost is a
- * loop, not an await). Reading is pulled by the consumer: while it waits for a slow client, nothing is read.
+ * loop, not an await), each batch's runs of deltas joined (`coalesceDeltas`): they leave in one write anyway. Reading is pulled by the consumer: while it waits for a slow client, nothing is read.
  * A plain iterator rather than an async generator: one await per chunk instead of a generator's queue of
  * promises, which is felt when every frame arrives in its own read. `return` ends the upstream body.
  */
@@ -31,14 +32,14 @@ class EventBatches implements AsyncIterator<StreamEvent[]> {
       if (read.done) {
         this.done = true;
         const events = [...decodeAll(this.decoder, this.sse.finish()), ...this.decoder.finish()];
-        if (events.length > 0) return { value: events, done: false };
+        if (events.length > 0) return { value: coalesceDeltas(events), done: false };
         break;
       }
       this.onChunk?.(read.value);
       const messages = this.sse.push(read.value);
       if (messages.length === 0) continue;
       const events = decodeAll(this.decoder, messages);
-      if (events.length > 0) return { value: events, done: false };
+      if (events.length > 0) return { value: coalesceDeltas(events), done: false };
     }
     return { value: undefined, done: true };
   }
