@@ -138,6 +138,37 @@ describe("stateful turns", () => {
     expect(stored.messages[3]!.content).toEqual([{ type: "text", text: "Sunny." }]);
   });
 
+  test("a turn the upstream refuses leaves the conversation as it was, so the client's retry is stored once", async () => {
+    for (const stream of [false, true]) {
+      const id = await create();
+      const header = { "x-parley-conversation-id": id };
+      const turn = {
+        model: "deepseek-reasoner",
+        max_tokens: 100,
+        stream,
+        messages: [{ role: "user", content: "Hi?" }],
+      };
+      upstream.enqueue({ kind: "error", status: 429, body: { error: { message: "slow down", type: "rate_limit" } } });
+      const refused = stream
+        ? await postStream(`${gateway.url}/v1/messages`, turn, header)
+        : await postJson(`${gateway.url}/v1/messages`, turn, header);
+      expect(refused.status).toBe(429);
+      expect(await gateway.state.store!.loadConversation(id)).toEqual([]);
+
+      upstream.enqueue(stream ? { kind: "sse", frames: toolCallFrames } : { kind: "json", body: finalText });
+      const retried = stream
+        ? await postStream(`${gateway.url}/v1/messages`, turn, header)
+        : await postJson(`${gateway.url}/v1/messages`, turn, header);
+      expect(retried.status).toBe(200);
+      const stored = await gateway.state.store!.loadConversation(id);
+      expect(stored?.map((entry) => [entry.message.role, entry.complete])).toEqual([
+        ["user", true],
+        ["assistant", true],
+      ]);
+      expect(stored![0]!.message.parts).toEqual([{ type: "text", text: "Hi?" }]);
+    }
+  });
+
   test("a streamed answer is persisted as it arrives; a failed one stays incomplete with what arrived", async () => {
     const id = await create();
     upstream.enqueue({ kind: "sse", frames: toolCallFrames });

@@ -11,12 +11,17 @@ import {
 } from "./codecs.js";
 import { appendCapped, decodeOptionsFor, type Exchange, withInputEstimate } from "./exchange.js";
 
-/** A non-streamed answer: one upstream call, one conversion, one write. */
+/**
+ * A non-streamed answer: one upstream call, one conversion, one write. `beforeSend` (a stateful turn storing the
+ * answer) runs before the client is answered, so that a next turn sent at once finds it; if it fails, the client
+ * gets that error instead of an answer the conversation does not hold.
+ */
 export async function answerOnce(
   ctx: Context,
   state: GatewayState,
   exchange: Exchange,
   headers: Record<string, string>,
+  beforeSend?: (answer: ConversationResponse) => Promise<void>,
 ): Promise<ConversationResponse> {
   const { provider, request } = exchange;
   const target = provider.headers(ctx.req.headers, false, exchange.query);
@@ -64,6 +69,7 @@ export async function answerOnce(
   ctx.log.outputTokens = core.usage.outputTokens;
   state.metrics.tokens.inc({ direction: "input", provider: provider.config.name }, core.usage.inputTokens);
   state.metrics.tokens.inc({ direction: "output", provider: provider.config.name }, core.usage.outputTokens);
+  if (beforeSend !== undefined) await beforeSend(core);
   ctx.res.writeHead(200, {
     ...headers,
     "content-type": "application/json",

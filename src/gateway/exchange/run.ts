@@ -15,7 +15,11 @@ import { streamAnswer } from "./stream-answer.js";
 export interface ExchangeOptions {
   /** The stored conversation this turn belongs to. */
   conversationId?: string;
-  /** The client's new messages, persisted before the upstream is called. */
+  /**
+   * The client's new messages. They are stored once the upstream has answered (with the whole answer, or when a
+   * stream's first content arrives), so that a turn the upstream refuses leaves the conversation as it was and
+   * the client's retry does not store them twice.
+   */
   newMessages?: Message[];
   /** The client's body as received, for the trace. */
   clientBody: unknown;
@@ -67,18 +71,26 @@ export async function runExchange(
   }
   const store = state.store;
   if (conversationId !== undefined && store === undefined) throw new ParleyError("api_error", "no store is configured");
-  if (conversationId !== undefined && options.newMessages?.length)
-    await store!.appendMessages(conversationId, options.newMessages);
+  const newMessages = options.newMessages ?? [];
 
   let status: number | undefined;
   try {
     if (request.stream) {
-      await streamAnswer(ctx, state, exchange, headers, async () =>
-        conversationId === undefined ? undefined : store!.startMessage(conversationId, "assistant"),
-      );
+      await streamAnswer(ctx, state, exchange, headers, async () => {
+        if (conversationId === undefined) return undefined;
+        if (newMessages.length > 0) await store!.appendMessages(conversationId, newMessages);
+        return store!.startMessage(conversationId, "assistant");
+      });
     } else {
-      const answer = await answerOnce(ctx, state, exchange, headers);
-      if (conversationId !== undefined) await store!.appendMessages(conversationId, [answer.message]);
+      await answerOnce(
+        ctx,
+        state,
+        exchange,
+        headers,
+        conversationId === undefined
+          ? undefined
+          : async (answer) => void (await store!.appendMessages(conversationId, [...newMessages, answer.message])),
+      );
     }
     status = ctx.res.statusCode;
   } catch (error) {
