@@ -248,6 +248,31 @@ describe("what Claude Code sends is accepted", () => {
     expect(/^[\x20-\x7e]+$/.test(reply.headers["x-parley-lossy"] as string)).toBe(true);
   });
 
+  test("what the answer's conversion could not carry joins x-parley-lossy on a non-streamed answer", async () => {
+    upstream.enqueue({
+      kind: "json",
+      body: {
+        ...answer,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: null, refusal: "I can't help with that." },
+            finish_reason: "stop",
+          },
+          { index: 1, message: { role: "assistant", content: "second" }, finish_reason: "stop" },
+        ],
+      },
+    });
+    const reply = await postJson(`${gateway.url}/v1/messages`, valid, key);
+    expect(reply.status).toBe(200);
+    expect((reply.body as Json).content).toEqual([{ type: "text", text: "I can't help with that." }]);
+    const lossy = JSON.parse(reply.headers["x-parley-lossy"] as string) as Array<{ code: string; path?: string }>;
+    expect(lossy).toEqual([
+      expect.objectContaining({ code: "extra-choices-dropped", path: "response.choices" }),
+      expect.objectContaining({ code: "refusal-as-text", path: "response.choices[0].message.refusal" }),
+    ]);
+  });
+
   test("HEAD /api/hello answers 200", async () => {
     const response = await request(`${gateway.url}/api/hello`, { method: "HEAD" });
     expect(response.statusCode).toBe(200);

@@ -28,6 +28,18 @@ export function lossyHeaderEntries(lossy: readonly LossyEntry[], repair: readonl
 }
 
 /**
+ * What converting the upstream's answer reported, as header entries: paths are the answer's, under `response`
+ * (`response.choices[0].message.refusal`), so that they cannot be read as paths in the client's request.
+ */
+export function responseLossyEntries(lossy: readonly LossyEntry[]): LossyHeaderEntry[] {
+  return lossy.map((entry) => ({
+    code: entry.code,
+    message: entry.message,
+    path: entry.path === undefined || entry.path === "" ? "response" : `response.${entry.path}`,
+  }));
+}
+
+/**
  * The `x-parley-lossy` value: compact JSON, non-ASCII escaped (header values must be ASCII), cut to whole
  * entries with a final `truncated` entry saying how many were left out. Undefined when there is nothing to say.
  */

@@ -2,6 +2,7 @@ import { type ConversationResponse, type LossyEntry, UpstreamError } from "../..
 import type { AnthropicMessageResponse } from "../../formats/anthropic/index.js";
 import type { OpenAIChatResponse } from "../../formats/openai-chat/index.js";
 import type { Context } from "../http/context.js";
+import { formatLossyHeader, responseLossyEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
 import {
   anthropicResponseToCore,
@@ -51,17 +52,30 @@ export async function answerOnce(
       : { value: anthropicResponseToCore(json as AnthropicMessageResponse), lossy: [] as LossyEntry[] };
   const core: ConversationResponse = { ...converted.value, model: request.clientModel };
   core.usage = { ...core.usage, ...withInputEstimate(core.usage, exchange) } as ConversationResponse["usage"];
-  exchange.trace.responseLossy = converted.lossy;
 
   let body: unknown;
-  if (request.format === "anthropic") {
+  const responseLossy = [...converted.lossy];
+  if (
+    request.format === "anthropic" &&
+    provider.config.type === "anthropic" &&
+    json !== null &&
+    typeof json === "object"
+  ) {
     // Same API both sides: the upstream's answer goes back as it came, only the model named as the client asked.
-    body =
-      provider.config.type === "anthropic" && json !== null && typeof json === "object"
-        ? { ...(json as Record<string, unknown>), model: request.clientModel }
-        : coreToAnthropicResponse(core).value;
+    body = { ...(json as Record<string, unknown>), model: request.clientModel };
   } else {
-    body = coreToOpenAIResponse(core, { reasoning: "reasoning_content" }).value;
+    const encoded =
+      request.format === "anthropic"
+        ? coreToAnthropicResponse(core)
+        : coreToOpenAIResponse(core, { reasoning: "reasoning_content" });
+    body = encoded.value;
+    responseLossy.push(...encoded.lossy);
+  }
+  exchange.trace.responseLossy = responseLossy;
+  // The status line has not gone out yet: what the answer's conversion could not carry joins the request's.
+  if (responseLossy.length > 0) {
+    const header = formatLossyHeader([...exchange.lossy, ...responseLossyEntries(responseLossy)]);
+    if (header !== undefined) headers = { ...headers, "x-parley-lossy": header };
   }
   const bodyText = JSON.stringify(body);
   exchange.trace.clientResponse = appendCapped("", bodyText, state.config.traces.maxBodyBytes);

@@ -6,6 +6,7 @@ import {
   UpstreamError,
   type Usage,
 } from "../../core/index.js";
+import type { LossyHeaderEntry } from "../lossy-header.js";
 import type { OpenAIDecodeOptions } from "./codecs.js";
 import type { ClientRequest, UpstreamPlan } from "./plan.js";
 import type { ProviderRuntime } from "./providers.js";
@@ -21,6 +22,8 @@ export interface Exchange {
   /** The client's query string, forwarded to an Anthropic upstream (`beta=true`). */
   query: string;
   conversationId?: string;
+  /** What converting the request and repairing the history reported, for `x-parley-lossy`. */
+  lossy: LossyHeaderEntry[];
   /** The input-token estimate, computed at most once and only when the upstream gives none. */
   estimateInputTokens(): number;
   trace: {

@@ -42,7 +42,8 @@ export async function runExchange(
   });
   const plan = planUpstream(request, provider, route.upstreamModel);
   const headers: Record<string, string> = {};
-  const lossyHeader = formatLossyHeader(lossyHeaderEntries([...request.lossy, ...plan.lossy], plan.repair));
+  const lossy = lossyHeaderEntries([...request.lossy, ...plan.lossy], plan.repair);
+  const lossyHeader = formatLossyHeader(lossy);
   if (lossyHeader !== undefined) headers["x-parley-lossy"] = lossyHeader;
 
   let estimate: number | undefined;
@@ -52,6 +53,7 @@ export async function runExchange(
     upstreamModel: route.upstreamModel,
     plan,
     bodyText: JSON.stringify(plan.body),
+    lossy,
     query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
     estimateInputTokens: () => {
       estimate ??= approximateInputTokens(request.core);
