@@ -12,13 +12,22 @@ const finish: StreamEvent = {
   usage: { inputTokens: 3, outputTokens: 8 },
 };
 
-/** Text cut into 1 to 6 pieces at random places (pieces may be empty, as upstream deltas can be). */
+/** `items` cut at the given points (taken modulo its length + 1); pieces may be empty, as upstream deltas can be. */
+function cutAt<T extends string | StreamEvent[]>(items: T, cuts: number[]): T[] {
+  const points = cuts.map((cut) => cut % (items.length + 1)).sort((a, b) => a - b);
+  const out: T[] = [];
+  let from = 0;
+  for (const to of [...points, items.length]) {
+    out.push(items.slice(from, to) as T);
+    from = to;
+  }
+  return out;
+}
+
+/** Text cut into 1 to 6 pieces at random places. */
 const pieces = fc
   .tuple(fc.string({ unit: "binary", maxLength: 40 }), fc.array(fc.nat(), { maxLength: 5 }))
-  .map(([text, cuts]) => {
-    const points = cuts.map((cut) => cut % (text.length + 1)).sort((a, b) => a - b);
-    return [0, ...points, text.length].slice(1).map((end, i, ends) => text.slice(i === 0 ? 0 : ends[i - 1], end));
-  });
+  .map(([text, cuts]) => cutAt(text, cuts));
 
 const block = fc.oneof(
   fc.record({ kind: fc.constant("text" as const), pieces }),
@@ -43,31 +52,14 @@ const stream = fc.array(block, { maxLength: 6 }).map((blocks) => {
       for (const signature of spec.signatures) events.push({ type: "signature", index, signature });
     } else {
       events.push({ type: "block-start", index, part: { type: "tool_call", id: `t${index}`, name: "f", input: {} } });
-      const json = JSON.stringify(spec.input);
-      const points = spec.cuts.map((cut) => cut % (json.length + 1)).sort((a, b) => a - b);
-      let from = 0;
-      for (const to of [...points, json.length]) {
-        events.push({ type: "tool-input-delta", index, partialJson: json.slice(from, to) });
-        from = to;
-      }
+      for (const partialJson of cutAt(JSON.stringify(spec.input), spec.cuts))
+        events.push({ type: "tool-input-delta", index, partialJson });
     }
     events.push({ type: "block-end", index });
   });
   events.push(finish);
   return events;
 });
-
-/** The same events cut into consecutive batches (as upstream reads cut them). */
-function batches(events: StreamEvent[], cuts: number[]): StreamEvent[][] {
-  const points = [...new Set(cuts.map((cut) => cut % (events.length + 1)))].sort((a, b) => a - b);
-  const out: StreamEvent[][] = [];
-  let from = 0;
-  for (const to of [...points, events.length]) {
-    out.push(events.slice(from, to));
-    from = to;
-  }
-  return out;
-}
 
 const mergeable = new Set(["text-delta", "thinking-delta", "tool-input-delta"]);
 
@@ -118,7 +110,8 @@ describe("coalesceDeltas", () => {
     fc.assert(
       fc.property(stream, fc.array(fc.nat(), { maxLength: 8 }), (events, cuts) => {
         const before = JSON.stringify(events);
-        const coalesced = batches(events, cuts).flatMap((batch) => {
+        // Batches as upstream reads cut them (an empty batch included).
+        const coalesced = cutAt(events, cuts).flatMap((batch) => {
           const out = coalesceDeltas(batch);
           for (let i = 1; i < out.length; i++) {
             const [a, b] = [out[i - 1]!, out[i]!];
