@@ -9,6 +9,7 @@ import {
   startChildGateway,
   startChildMockUpstream,
 } from "./support/children.js";
+import { anthropicHeaders, buildTargets, gatewayCell, push, type Targets } from "./support/gateway-cells.js";
 import {
   CELL_MS,
   CONCURRENCIES,
@@ -17,7 +18,6 @@ import {
   type LayerRow,
   type LoadSide,
   MODES,
-  type Mode,
   PACED_CONCURRENCY,
   PACED_MS,
   REPS,
@@ -25,14 +25,8 @@ import {
   STARTS,
   WARMUP_MS,
 } from "./support/gateway-report.js";
-import { type ClientLayer, clientLayerRun, closedLoop, type LoadResult, type LoadTarget } from "./support/load.js";
-import {
-  canReadProcessStats,
-  pinningAvailable,
-  pinProcess,
-  RssSampler,
-  readProcessStats,
-} from "./support/process-stats.js";
+import { type ClientLayer, clientLayerRun, closedLoop, type LoadResult } from "./support/load.js";
+import { canReadProcessStats, pinningAvailable, pinProcess, readProcessStats } from "./support/process-stats.js";
 
 /**
  * `parley serve` against the same load sent straight to the upstream, in one run, interleaved (rep -> mode ->
@@ -183,78 +177,6 @@ function gatewayConfig(mockBaseUrl: string, pacedBaseUrl: string): Record<string
   };
 }
 
-interface Targets {
-  direct: Record<Mode, LoadTarget>;
-  parley: Record<Mode, LoadTarget>;
-  pacedDirect: LoadTarget;
-  pacedParley: LoadTarget;
-}
-
-const anthropicHeaders = {
-  "content-type": "application/json",
-  "anthropic-version": "2023-06-01",
-  "x-api-key": "bench",
-};
-const openaiHeaders = { "content-type": "application/json", authorization: "Bearer bench" };
-const anthropicStreamEnded = (text: string) => text.includes("event: message_stop");
-const openaiStreamEnded = (text: string) => text.endsWith("data: [DONE]\n\n");
-const parsesAs = (field: string) => (text: string) => {
-  try {
-    return (JSON.parse(text) as Record<string, unknown>)[field] !== undefined;
-  } catch {
-    return false;
-  }
-};
-
-/**
- * The direct baseline sends exactly the body Parley sent upstream for the same client request (read back
- * from the mock), so both sides ask the upstream for the same thing.
- */
-async function buildTargets(gatewayUrl: string, mockBaseUrl: string, pacedBaseUrl: string): Promise<Targets> {
-  const origin = (url: string) => new URL(url).origin;
-  const parleyTarget = (mode: Mode, model?: string): LoadTarget => {
-    const body = claudeCodeLikeBody(mode === "stream");
-    if (model !== undefined) body.model = model;
-    return {
-      origin: gatewayUrl,
-      path: "/v1/messages",
-      body: JSON.stringify(body),
-      headers: anthropicHeaders,
-      check: mode === "stream" ? anthropicStreamEnded : parsesAs("content"),
-    };
-  };
-  const parley = { stream: parleyTarget("stream"), json: parleyTarget("json") };
-  const upstreamBody = async (mode: Mode) => {
-    const sent = await request(`${gatewayUrl}/v1/messages`, {
-      method: "POST",
-      headers: parley[mode].headers,
-      body: parley[mode].body,
-    });
-    const answer = await sent.body.text();
-    if (sent.statusCode !== 200) throw new Error(`the gateway answered ${sent.statusCode}: ${answer.slice(0, 500)}`);
-    const recorded = await request(`${origin(mockBaseUrl)}/last-request?stream=${mode === "stream" ? 1 : 0}`);
-    return recorded.body.text();
-  };
-  const directTarget = (mode: Mode, body: string, baseUrl: string): LoadTarget => ({
-    origin: origin(baseUrl),
-    path: `${new URL(baseUrl).pathname}/chat/completions`,
-    body,
-    headers: openaiHeaders,
-    check: mode === "stream" ? openaiStreamEnded : parsesAs("choices"),
-  });
-  const streamBody = await upstreamBody("stream");
-  const jsonBody = await upstreamBody("json");
-  return {
-    parley,
-    direct: {
-      stream: directTarget("stream", streamBody, mockBaseUrl),
-      json: directTarget("json", jsonBody, mockBaseUrl),
-    },
-    pacedParley: parleyTarget("stream", "paced-sonnet"),
-    pacedDirect: directTarget("stream", streamBody, pacedBaseUrl),
-  };
-}
-
 async function measureLoadSide<T extends LoadResult>(mockPid: number, run: () => Promise<T>): Promise<T & LoadSide> {
   const own = process.cpuUsage();
   const mockBefore = readProcessStats(mockPid).cpuMs;
@@ -262,14 +184,6 @@ async function measureLoadSide<T extends LoadResult>(mockPid: number, run: () =>
   const usage = process.cpuUsage(own);
   const loadCpuMs = (usage.user + usage.system) / 1000 + readProcessStats(mockPid).cpuMs - mockBefore;
   return { ...result, loadCpuMs };
-}
-
-async function gatewayCell(pid: number, target: LoadTarget, concurrency: number, ms: number): Promise<GatewayCell> {
-  const sampler = new RssSampler(pid).start();
-  const before = readProcessStats(pid);
-  const result = await closedLoop(target, concurrency, ms);
-  const after = readProcessStats(pid);
-  return { ...result, cpuMs: after.cpuMs - before.cpuMs, rssMaxBytes: sampler.stop() };
 }
 
 /** From spawn to the first 200 of a real (non-streamed) request, and to the listening line. */
@@ -315,10 +229,4 @@ async function compareLayers(targets: Targets): Promise<LayerRow[]> {
       cpuMsPerRequest: median(results.map((result) => result.cpuMsPerRequest)),
     };
   });
-}
-
-function push<T>(map: Map<string, T[]>, key: string, value: T): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
 }
