@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "../core/index.js";
 import { accumulate } from "./accumulate.js";
@@ -77,6 +78,111 @@ describe("OpenAI stream decoder", () => {
       chunk({ tool_calls: [{ index: 1, type: "function", function: { name: "", arguments: '{"q":' } }] }) +
       chunk({ tool_calls: [{ index: 1, function: { arguments: '"x"}' } }] });
     expect(shape(run(sse))).toEqual([["tool", "t1", "search", { q: "x" }]]);
+  });
+
+  describe("parallel calls whose fragments do not come in a row", () => {
+    const call = (index: number, fields: object) => ({ index, ...fields });
+    const fragment = (index: number, text: string) => call(index, { function: { arguments: text } });
+    const opener = (index: number, id: string, name: string) =>
+      call(index, { id, type: "function", function: { name, arguments: "" } });
+
+    test("every opener first, then the fragments interleaved: both calls keep their arguments", () => {
+      const sse = [
+        [opener(0, "call_a", "get_weather")],
+        [opener(1, "call_b", "get_time")],
+        [fragment(0, '{"x":')],
+        [fragment(1, '{"y":')],
+        [fragment(0, "1}")],
+        [fragment(1, "2}")],
+      ]
+        .map((tool_calls) => chunk({ tool_calls }))
+        .join("");
+      const events = run(sse);
+      expect(shape(events)).toEqual([
+        ["tool", "call_a", "get_weather", { x: 1 }],
+        ["tool", "call_b", "get_time", { y: 2 }],
+      ]);
+      // The first call still streams live, fragment by fragment.
+      const deltas = events.filter((event) => event.type === "tool-input-delta");
+      expect(deltas.map((event) => event.type === "tool-input-delta" && event.partialJson)).toEqual([
+        '{"x":',
+        "1}",
+        '{"y":2}',
+      ]);
+    });
+
+    test("a second call starting before the first's arguments are whole waits, then text after them keeps its place", () => {
+      const sse =
+        chunk({ tool_calls: [opener(0, "call_a", "a"), fragment(0, '{"p":')] }) +
+        chunk({ tool_calls: [opener(1, "call_b", "b"), fragment(1, "{}")] }) +
+        chunk({ tool_calls: [fragment(0, '"q"}')] }) +
+        chunk({ content: "after" });
+      expect(shape(run(sse))).toEqual([
+        ["tool", "call_a", "a", { p: "q" }],
+        ["tool", "call_b", "b", {}],
+        ["text", "after"],
+      ]);
+    });
+
+    test("calls sent one after the other still stream live, each opened when its first chunk comes", () => {
+      const decoder = createOpenAIStreamDecoder();
+      const push = (tool_calls: object[]) => parseSse(chunk({ tool_calls })).flatMap((m) => decoder.push(m));
+      push([opener(0, "call_a", "a"), fragment(0, "{}")]);
+      const second = push([opener(1, "call_b", "b")]);
+      expect(second.map((event) => event.type)).toEqual(["block-end", "block-start"]);
+    });
+
+    test("property: any interleaving of any calls' fragments gives each call its whole input, in opener order", () => {
+      const calls = fc.array(
+        fc.record({
+          input: fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+          cuts: fc.array(fc.nat(), { maxLength: 4 }),
+        }),
+        { minLength: 1, maxLength: 3 },
+      );
+      fc.assert(
+        fc.property(calls, fc.array(fc.nat()), (specs, picks) => {
+          // Each call: its opener, then its JSON cut into fragments; the queues are merged in a random order
+          // that keeps each call's own order.
+          const queues = specs.map((spec, index) => {
+            const json = JSON.stringify(spec.input);
+            const points = [...new Set(spec.cuts.map((cut) => cut % (json.length + 1)))].sort((a, b) => a - b);
+            const pieces = [0, ...points, json.length]
+              .slice(1)
+              .map((end, i, ends) => json.slice(i === 0 ? 0 : ends[i - 1], end));
+            return [
+              opener(index, `call_${index}`, `tool_${index}`),
+              ...pieces.filter((piece) => piece !== "").map((piece) => fragment(index, piece)),
+            ];
+          });
+          const merged: object[] = [];
+          let pick = 0;
+          while (queues.some((queue) => queue.length > 0)) {
+            const ready = queues.filter((queue) => queue.length > 0);
+            // Openers keep their order: a call's opener goes out only after every earlier call's.
+            const choices = ready.filter((queue) => {
+              const first = queue[0] as { id?: string; index: number };
+              return (
+                first.id === undefined || queues.slice(0, first.index).every((q) => !(q[0] as { id?: string })?.id)
+              );
+            });
+            merged.push(choices[(picks[pick++] ?? 0) % choices.length]!.shift()!);
+          }
+          const sse = merged.map((toolCall) => chunk({ tool_calls: [toolCall] })).join("");
+          expect(shape(run(sse))).toEqual(
+            specs.map((spec, index) => ["tool", `call_${index}`, `tool_${index}`, spec.input]),
+          );
+        }),
+      );
+    });
+
+    test("a name that comes after the id is the call's name", () => {
+      const sse =
+        chunk({ tool_calls: [call(0, { id: "call_1", type: "function", function: { arguments: "" } })] }) +
+        chunk({ tool_calls: [call(0, { function: { name: "get_weather" } })] }) +
+        chunk({ tool_calls: [fragment(0, '{"city":"Paris"}')] });
+      expect(shape(run(sse))).toEqual([["tool", "call_1", "get_weather", { city: "Paris" }]]);
+    });
   });
 
   test("MiniMax inline think then a text tool call", () => {

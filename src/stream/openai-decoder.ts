@@ -46,11 +46,20 @@ export interface OpenAIChunkDecoder {
 type OpenBlock =
   | { kind: "text"; index: number }
   | { kind: "thinking"; index: number; origin: ReasoningOrigin; details: OpenAIReasoningDetail[] }
-  | { kind: "tool"; index: number; wireIndex: number };
+  | { kind: "tool"; index: number; slot: ToolSlot };
 
+/**
+ * One tool call of the answer. It streams live (its block open, each fragment passed on) when it can, or is
+ * held, its fragments kept, and sent whole once what comes before it has closed: a call whose name has not
+ * come yet, or one that starts while the live call's arguments are not yet whole JSON (servers that send
+ * every call's opener first, then interleave the fragments).
+ */
 interface ToolSlot {
   id: string;
-  blockIndex: number;
+  name: string;
+  state: "live" | "held" | "done";
+  /** The live call's arguments so far (to see whether they are whole), or the held call's fragments. */
+  fragments: string[];
 }
 
 type TextToolParser = ReturnType<typeof createTextToolCallParser>;
@@ -106,6 +115,8 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   private thinkParser: ThinkTagParser | undefined;
   private toolParser: TextToolParser | undefined;
   private readonly toolSlots = new Map<number, ToolSlot>();
+  /** Calls waiting, in the order they started, for the blocks before them to close. */
+  private heldTools: ToolSlot[] = [];
   private toolCount = 0;
   private textToolCallCount = 0;
   private finishReason: string | null = null;
@@ -268,6 +279,8 @@ class ChunkDecoder implements OpenAIChunkDecoder {
       if (segment.type === "text") this.appendText(segment.text);
       else {
         this.textToolCallCount++;
+        this.toolCount++;
+        this.releaseHeldTools();
         this.wholeToolCall(segment.id, segment.name, JSON.stringify(segment.input));
       }
     }
@@ -275,6 +288,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
 
   private appendText(text: string): void {
     if (text === "") return;
+    this.releaseHeldTools();
     this.flushPendingDetails();
     if (this.open?.kind !== "text") {
       this.closeBlock();
@@ -286,6 +300,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   }
 
   private thinkingBlock(field: ReasoningField): Extract<OpenBlock, { kind: "thinking" }> {
+    this.releaseHeldTools();
     const open = this.open;
     if (open?.kind === "thinking" && open.origin.field === field) return open;
     this.closeBlock();
@@ -306,30 +321,58 @@ class ChunkDecoder implements OpenAIChunkDecoder {
 
   /**
    * Calls are keyed by `index` and `id`: a new id at a used index is a new call (Ollama numbers every call
-   * of a parallel batch 0). Name and id are read from the first delta of a call only.
+   * of a parallel batch 0). The id comes from a call's first delta, the name from the first that has one.
    */
   private toolCallDelta(call: OpenAIToolCallDelta, position: number): void {
     if (call === null || typeof call !== "object") return;
     const wireIndex = typeof call.index === "number" ? call.index : position;
     const id = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
+    const name = typeof call.function?.name === "string" ? call.function.name : "";
     let slot = this.toolSlots.get(wireIndex);
     if (slot === undefined || (id !== undefined && id !== slot.id)) {
       this.flushParsers();
       this.flushPendingDetails();
-      this.closeBlock();
-      const index = this.nextIndex++;
-      slot = { id: id ?? `call_${this.toolCount}`, blockIndex: index };
+      slot = { id: id ?? `call_${this.toolCount}`, name, state: "held", fragments: [] };
       this.toolCount++;
       this.toolSlots.set(wireIndex, slot);
-      this.open = { kind: "tool", index, wireIndex };
-      const name = typeof call.function?.name === "string" ? call.function.name : "";
-      this.out.push({ type: "block-start", index, part: { type: "tool_call", id: slot.id, name, input: {} } });
+      const live = this.open?.kind === "tool" ? this.open.slot : undefined;
+      if (name === "" || this.heldTools.length > 0 || (live !== undefined && !isWholeJson(live.fragments))) {
+        this.heldTools.push(slot);
+      } else {
+        this.closeBlock();
+        this.openToolBlock(slot);
+      }
+    } else if (slot.name === "" && name !== "") {
+      slot.name = name;
     }
     const fragment = call.function?.arguments;
     if (typeof fragment !== "string" || fragment === "") return;
-    // Servers send a call's fragments in a row; one that comes back to a closed call cannot be replayed.
-    if (this.open?.kind === "tool" && this.open.index === slot.blockIndex) {
-      this.out.push({ type: "tool-input-delta", index: slot.blockIndex, partialJson: fragment });
+    if (slot.state === "held") slot.fragments.push(fragment);
+    else if (slot.state === "live" && this.open?.kind === "tool" && this.open.slot === slot) {
+      slot.fragments.push(fragment);
+      this.out.push({ type: "tool-input-delta", index: this.open.index, partialJson: fragment });
+    }
+    // A fragment for a call already closed (its JSON was whole when the next call started, or it was sent
+    // whole when other content came) has nowhere to go in a stream of blocks; servers do not send one.
+  }
+
+  private openToolBlock(slot: ToolSlot): void {
+    const index = this.nextIndex++;
+    slot.state = "live";
+    this.open = { kind: "tool", index, slot };
+    this.out.push({ type: "block-start", index, part: { type: "tool_call", id: slot.id, name: slot.name, input: {} } });
+  }
+
+  /** Held calls go out whole, in order, once the block before them has closed. */
+  private releaseHeldTools(): void {
+    if (this.heldTools.length === 0) return;
+    this.closeBlock();
+    const held = this.heldTools;
+    this.heldTools = [];
+    for (const slot of held) {
+      slot.state = "done";
+      this.wholeToolCall(slot.id, slot.name, slot.fragments.join(""));
+      slot.fragments = [];
     }
   }
 
@@ -337,9 +380,8 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     this.flushPendingDetails();
     this.closeBlock();
     const index = this.nextIndex++;
-    this.toolCount++;
     this.out.push({ type: "block-start", index, part: { type: "tool_call", id, name, input: {} } });
-    this.out.push({ type: "tool-input-delta", index, partialJson: json });
+    if (json !== "") this.out.push({ type: "tool-input-delta", index, partialJson: json });
     this.out.push({ type: "block-end", index });
   }
 
@@ -361,6 +403,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   private closeAll(): void {
     this.flushParsers();
     this.flushPendingDetails();
+    this.releaseHeldTools();
     this.closeBlock();
   }
 
@@ -379,6 +422,10 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     const open = this.open;
     if (open === undefined) return;
     this.open = undefined;
+    if (open.kind === "tool") {
+      open.slot.state = "done";
+      open.slot.fragments = [];
+    }
     if (open.kind === "thinking" && open.details.length > 0) {
       // Details arrive over the whole block: the signature envelope carries them, set once, at the end.
       const signature = encodeOriginSignature({ ...open.origin, details: open.details });
@@ -399,4 +446,16 @@ function textOfParts(parts: ReadonlyArray<{ type: string; text?: string }>): str
   let text = "";
   for (const part of parts) if (typeof part?.text === "string") text += part.text;
   return text;
+}
+
+/** Whether a live call's arguments so far are a whole JSON value: then the next call need not wait for it. */
+function isWholeJson(fragments: string[]): boolean {
+  const text = fragments.join("");
+  if (text.trim() === "") return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
