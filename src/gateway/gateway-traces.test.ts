@@ -111,4 +111,26 @@ describe("traces of gateway exchanges", () => {
     expect(trace.timings.firstTokenMs).toBeGreaterThan(0);
     expect(JSON.stringify(trace)).not.toContain(CLIENT_KEY);
   });
+
+  test("an upstream stream error that echoes the keys reaches the client redacted, before and after content", async () => {
+    const echo = { error: { message: `bad key ${UPSTREAM_KEY} for ${CLIENT_KEY}`, type: "invalid_request_error" } };
+    const body = { model: "m", max_tokens: 50, stream: true, messages: [{ role: "user", content: "Hi" }] };
+    const auth = { "x-api-key": CLIENT_KEY };
+    // Before any content: an error status.
+    upstream.enqueue({ kind: "sse", frames: openaiFrames([echo]) });
+    const early = await postStream(`${gateway.url}/v1/messages`, body, auth);
+    expect(early.status).toBe(400);
+    // After content: an error event, on the Anthropic route and on the OpenAI one.
+    for (const path of ["/v1/messages", "/v1/chat/completions"]) {
+      upstream.enqueue({ kind: "sse", frames: openaiFrames([chunk({ content: "Hel" }), echo]) });
+      const late = await postStream(`${gateway.url}${path}`, body, auth);
+      expect(late.status).toBe(200);
+      expect(late.text).toContain("bad key [redacted] for [redacted]");
+      expect(late.text).not.toContain(UPSTREAM_KEY);
+      expect(late.text).not.toContain(CLIENT_KEY);
+    }
+    expect(early.text).toContain("bad key [redacted]");
+    expect(early.text).not.toContain(UPSTREAM_KEY);
+    expect(early.text).not.toContain(CLIENT_KEY);
+  });
 });

@@ -6,6 +6,7 @@ import {
   UpstreamError,
   type Usage,
 } from "../../core/index.js";
+import { redactSecrets } from "../../upstream/index.js";
 import type { LossyHeaderEntry } from "../lossy-header.js";
 import type { OpenAIDecodeOptions } from "./codecs.js";
 import type { ClientRequest, UpstreamPlan } from "./plan.js";
@@ -53,12 +54,13 @@ export function withInputEstimate(usage: Partial<Usage> | undefined, exchange: E
 }
 
 /** An upstream's in-stream error event as a typed error (unknown types become `api_error`, message kept). */
-export function streamErrorToUpstreamError(error: StreamError): UpstreamError {
+export function streamErrorToUpstreamError(error: StreamError, secrets: readonly string[]): UpstreamError {
   const type: ErrorType = isErrorType(error.type) ? error.type : "api_error";
   const status = type === "api_error" ? 500 : statusForErrorType(type);
-  // Before any content reached the client, a server-side failure is worth another attempt.
-  const retryable = type === "api_error" || type === "overloaded_error";
-  return new UpstreamError(type, `upstream: ${error.message}`, { retryable, status });
+  // Before any content reached the client, a server-side failure or a rate limit is worth another attempt,
+  // as the same answer given as a status would be.
+  const retryable = type === "api_error" || type === "overloaded_error" || type === "rate_limit_error";
+  return new UpstreamError(type, `upstream: ${redactSecrets(error.message, secrets)}`, { retryable, status });
 }
 
 /** Appends to a trace buffer up to `cap` characters. */

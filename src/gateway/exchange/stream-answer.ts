@@ -1,7 +1,7 @@
 import type { StreamError, StreamEvent } from "../../core/index.js";
 import { isParleyError, UpstreamError } from "../../core/index.js";
 import type { StreamingMessageWriter } from "../../store/types.js";
-import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
+import { Cancellation, redactSecrets, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState, OpenStream } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
@@ -205,7 +205,8 @@ class StreamRelay {
         if (result.done) break;
         let decisive = false;
         for (const event of result.value) {
-          if (event.type === "error" && !held.some(isContent)) throw streamErrorToUpstreamError(event.error);
+          if (event.type === "error" && !held.some(isContent))
+            throw streamErrorToUpstreamError(event.error, this.state.secrets);
           held.push(event);
           if (event.type !== "message-start") decisive = true;
         }
@@ -363,7 +364,8 @@ class StreamRelay {
     this.sawError = true;
     this.ctx.log.errorType = error.type;
     this.state.metrics.errors.inc({ type: error.type });
-    this.write(this.encoder.error(error));
+    // An upstream's error text can echo what it was sent, keys included: none reaches the client.
+    this.write(this.encoder.error({ ...error, message: redactSecrets(error.message, this.state.secrets) }));
   }
 
   /** An exception after the status line: an error event, unless the client is gone. */
