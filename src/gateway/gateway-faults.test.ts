@@ -14,6 +14,7 @@ import {
   type ScriptedUpstream,
   startScriptedUpstream,
 } from "../../test/support/scripted-upstream.js";
+import { parseSse } from "../stream/sse.js";
 import type { RunningGateway } from "./server.js";
 
 let openai: ScriptedUpstream;
@@ -254,6 +255,36 @@ describe("streams", () => {
     expect(reply.status).toBe(200);
     expect(reply.events.some((event) => event.event === "ping")).toBe(true);
     expect(JSON.parse(reply.events.at(-1)!.data)).toMatchObject({ type: "error", error: { type: "timeout_error" } });
+  });
+
+  test("an upstream silent past the hold time: the stream still opens with message_start, then pings", async () => {
+    const quick = await startTestGateway({
+      providers: { local: { type: "openai", upstream: openai } },
+      file: { timeouts: { idleMs: 5000, pingIntervalMs: 50, firstEventHoldMs: 50 } },
+    });
+    try {
+      openai.enqueue({ kind: "sse", frames: openaiFrames([textChunk("late"), finishChunk]), frameDelayMs: 1000 });
+      const sent = performance.now();
+      const response = await request(`${quick.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(anthropicBody("local-model", true)),
+      });
+      // The status line does not wait for the upstream's first frame once the hold time is over.
+      expect(performance.now() - sent).toBeLessThan(700);
+      expect(response.statusCode).toBe(200);
+      const text = await response.body.text();
+      const events = parseSse(text);
+      const names = events.map((event) => event.event);
+      expect(names[0]).toBe("message_start");
+      expect(names.filter((name) => name === "message_start")).toHaveLength(1);
+      expect(names.indexOf("ping")).toBeGreaterThan(0);
+      expect(JSON.parse(events[0]!.data).message.usage.input_tokens).toBeGreaterThan(0);
+      expect(text).toContain('"text":"late"');
+      expect(names.at(-1)).toBe("message_stop");
+    } finally {
+      await quick.close();
+    }
   });
 
   test("a client that disconnects aborts the upstream request at once", async () => {

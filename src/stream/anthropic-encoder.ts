@@ -124,8 +124,9 @@ class Encoder implements AnthropicStreamEncoder {
     }
   }
 
+  /** A ping before anything else still comes after message_start. */
   ping(): string {
-    return this.ended ? "" : PING;
+    return this.ended ? "" : this.start() + PING;
   }
 
   error(error: StreamError): string {

@@ -172,6 +172,7 @@ class StreamRelay {
   private pendingForStore: StreamEvent[] | undefined = [];
   private shutdownReason: string | undefined;
   private firstContentSeen = false;
+  private startSent = false;
 
   get providerName(): string {
     return this.exchange.provider.config.name;
@@ -219,6 +220,9 @@ class StreamRelay {
     this.commit();
     this.batch = "";
     for (const event of held) this.send(event);
+    // The status line and message_start go out now, even from an upstream still silent when the hold time
+    // ran out: ours carries the input estimate, and the upstream's own is skipped when it comes.
+    if (!this.startSent) this.send({ type: "message-start", id: "", model: "" });
     this.flushBatch();
   }
 
@@ -276,6 +280,10 @@ class StreamRelay {
 
   /** Converts, records and writes one event; false when the client's buffer is full. */
   private send(event: StreamEvent): boolean {
+    if (event.type === "message-start") {
+      if (this.startSent) return true;
+      this.startSent = true;
+    }
     const patched = this.patch(event);
     if (patched.type === "error") {
       this.writeError(patched.error);
