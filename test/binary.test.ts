@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
@@ -24,6 +24,21 @@ describe("the built parley binary", () => {
     });
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ model: "m", messages: [{ role: "user", content: "hi" }] });
+  });
+
+  test("a reader that closes the pipe early ends the output quietly, not with a crash", async () => {
+    const stream = readFileSync(new URL("fixtures/anthropic/claude-sonnet-4-thinking-long.sse", import.meta.url));
+    const child = spawn(process.execPath, [binary, "convert", "stream", "--from", "anthropic", "--to", "openai"]);
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    // Like `| head -c 100`: read the first bytes, then close our end.
+    child.stdout.once("data", () => child.stdout.destroy());
+    child.stdin.end(stream);
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    expect(stderr).not.toContain("EPIPE");
+    expect(code).toBe(0);
   });
 
   test("serves with the default SQLite store and counts tokens", async () => {

@@ -146,3 +146,87 @@ describe("parley convert stream", () => {
     expect(starts).toEqual(["text", "tool_use", "tool_use"]);
   });
 });
+
+describe("parley convert: what cannot be carried, and input that is not what it should be", () => {
+  test("a stream reports what the target cannot carry, as the whole answer does", async () => {
+    const stream = await convert(
+      ["stream", "--from", "anthropic", "--to", "openai"],
+      fixture("anthropic/claude-sonnet-4.5-redacted-thinking.sse"),
+    );
+    const whole = await convert(
+      ["response", "--from", "anthropic", "--to", "openai"],
+      fixture("anthropic/claude-sonnet-4.5-redacted-thinking.json"),
+    );
+    expect(stream.code).toBe(0);
+    expect(stream.stderr).toContain("[redacted-thinking-dropped]");
+    // Two recordings (the stream's has two redacted blocks, the whole answer one): the same kinds of loss.
+    const codes = (text: string) => [...new Set([...text.matchAll(/\[([a-z-]+)\]$/gm)].map((match) => match[1]))];
+    expect(codes(stream.stderr)).toEqual(codes(whole.stderr));
+  });
+
+  test("a stream with blocks OpenAI has no form for says so for each", async () => {
+    const { code, stderr } = await convert(
+      ["stream", "--from", "anthropic", "--to", "openai"],
+      fixture("anthropic/claude-sonnet-4-web-search.sse"),
+    );
+    expect(code).toBe(0);
+    expect(stderr).toContain("'server_tool_use' has no OpenAI form [opaque-block-dropped]");
+    expect(stderr).toContain("'web_search_tool_result' has no OpenAI form [opaque-block-dropped]");
+  });
+
+  test("an error answer becomes the other format's error, not an empty message", async () => {
+    const fromOpenAI = await convert(
+      ["response", "--from", "openai", "--to", "anthropic"],
+      fixture("groq/tool-use-failed-error.json"),
+    );
+    expect(fromOpenAI.code).toBe(0);
+    expect(JSON.parse(fromOpenAI.stdout)).toMatchObject({
+      type: "error",
+      error: { type: "invalid_request_error", message: expect.stringContaining("Tool call validation failed") },
+    });
+    const fromAnthropic = await convert(
+      ["response", "--from", "anthropic", "--to", "openai"],
+      JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
+    );
+    expect(JSON.parse(fromAnthropic.stdout)).toEqual({
+      error: { message: "Overloaded", type: "overloaded_error", param: null, code: null },
+    });
+  });
+
+  test.each([
+    ["openai", "{}", "choices: must be a non-empty array"],
+    ["openai", '{"choices":"x"}', "choices: must be a non-empty array"],
+    ["openai", '{"choices":[{"index":0}]}', "choices[0].message: must be an object"],
+    ["openai", '{"choices":[{"message":{"content":5}}]}', "choices[0].message.content: must be a string"],
+    ["anthropic", '{"foo":1}', "content: must be an array of content blocks"],
+  ])("a %s response that is not one (%s) is an error naming the field", async (from, text, message) => {
+    const to = from === "openai" ? "anthropic" : "openai";
+    const { code, stdout, stderr } = await convert(["response", "--from", from, "--to", to], text);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(message);
+  });
+
+  test("stdin that holds no events, or an event whose data is not JSON, exits non-zero saying so", async () => {
+    const empty = await convert(["stream", "--from", "anthropic", "--to", "openai"], "hello world\n");
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("no server-sent events");
+    const broken = await convert(["stream", "--from", "openai", "--to", "anthropic"], "data: {bad json\n\n");
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain("event 0: data is not JSON");
+    // The output still ends as a valid stream, with the error event.
+    expect(broken.stdout).toContain("event: error");
+  });
+
+  test("a stream with several choices says only the first is kept", async () => {
+    const chunk = (index: number, content: string) =>
+      `data: ${JSON.stringify({ id: "c", model: "m", choices: [{ index, delta: { content }, finish_reason: null }] })}\n\n`;
+    const finish = `data: ${JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`;
+    const { code, stderr } = await convert(
+      ["stream", "--from", "openai", "--to", "anthropic"],
+      chunk(0, "a") + chunk(1, "b") + finish + "data: [DONE]\n\n",
+    );
+    expect(code).toBe(0);
+    expect(stderr).toContain("[extra-choices-dropped]");
+  });
+});

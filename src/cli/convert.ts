@@ -1,17 +1,19 @@
 import { parseArgs } from "node:util";
-import type { LossyEntry, StreamEvent } from "../core/index.js";
+import type { ConversationResponse, LossyEntry, StreamError, StreamEvent } from "../core/index.js";
 import { coreToAnthropicRequest, coreToAnthropicResponse } from "../formats/anthropic/from-core.js";
 import { anthropicRequestToCore, anthropicResponseToCore } from "../formats/anthropic/to-core.js";
 import { parseAnthropicRequest } from "../formats/anthropic/validate-request.js";
 import type { ReasoningMode } from "../formats/openai-chat/compat.js";
 import { coreToOpenAIRequest, coreToOpenAIResponse } from "../formats/openai-chat/from-core.js";
+import { streamErrorFromOpenAI } from "../formats/openai-chat/map-error.js";
 import { openaiRequestToCore, openaiResponseToCore } from "../formats/openai-chat/to-core.js";
 import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
+import { createAccumulator } from "../stream/accumulate.js";
 import { createAnthropicStreamDecoder } from "../stream/anthropic-decoder.js";
 import { createAnthropicStreamEncoder } from "../stream/anthropic-encoder.js";
 import { createOpenAIStreamDecoder } from "../stream/openai-decoder.js";
 import { createOpenAIStreamEncoder } from "../stream/openai-encoder.js";
-import { SseDecoder } from "../stream/sse.js";
+import { SseDecoder, type SseMessage } from "../stream/sse.js";
 import { type CommandIo, describeError } from "./io.js";
 
 const help = `Usage: parley convert request|response|stream --from anthropic|openai --to openai|anthropic [--reasoning MODE]
@@ -51,9 +53,10 @@ export async function runConvert(argv: string[], io: CommandIo, input?: ConvertI
   try {
     if (kind === "stream") {
       const chunks = input?.chunks ?? (input?.text !== undefined ? [input.text] : process.stdin);
-      const lossy = await convertStream(chunks, from, to, reasoning, io.stdout);
+      const { lossy, problems } = await convertStream(chunks, from, to, reasoning, io.stdout);
       reportLossy(lossy, io);
-      return 0;
+      for (const problem of problems) io.stderr(`parley convert: ${problem}\n`);
+      return problems.length > 0 ? 1 : 0;
     }
     const text = input?.text ?? (await readAll(process.stdin));
     let document: unknown;
@@ -113,6 +116,10 @@ export function convertRequest(document: unknown, from: Format, to: Format, reas
 export function convertResponse(document: unknown, from: Format, to: Format, reasoning: ReasoningMode) {
   if (document === null || typeof document !== "object" || Array.isArray(document))
     throw new Error("the response must be a JSON object");
+  // An error answer converts to the other format's error shape, never to an empty message.
+  const error = errorOf(document as Record<string, unknown>, from);
+  if (error !== undefined) return { value: errorDocument(error, to), lossy: [] as LossyEntry[] };
+  checkResponse(document as Record<string, unknown>, from);
   const core =
     from === "anthropic"
       ? {
@@ -125,31 +132,110 @@ export function convertResponse(document: unknown, from: Format, to: Format, rea
   return { value: out.value as unknown, lossy: [...core.lossy, ...out.lossy] };
 }
 
-/** Converts an SSE transcript as it arrives: each input chunk's events are written before the next is read. */
+/** An error answer: OpenAI's `{error}` without choices, Anthropic's `{type: "error", error}`. */
+function errorOf(document: Record<string, unknown>, from: Format): StreamError | undefined {
+  if (from === "openai") {
+    if (document.error === undefined || document.error === null || Array.isArray(document.choices)) return undefined;
+    return streamErrorFromOpenAI(document.error);
+  }
+  if (document.type !== "error") return undefined;
+  const error = (document.error ?? {}) as { type?: unknown; message?: unknown };
+  return {
+    type: typeof error.type === "string" ? error.type : "api_error",
+    message: typeof error.message === "string" ? error.message : JSON.stringify(document.error ?? null),
+  };
+}
+
+function errorDocument(error: StreamError, to: Format): unknown {
+  return to === "anthropic"
+    ? { type: "error", error: { type: error.type, message: error.message } }
+    : { error: { message: error.message, type: error.type, param: null, code: null } };
+}
+
+/** What a response needs to be one at all; the converters read everything else leniently. */
+function checkResponse(document: Record<string, unknown>, from: Format): void {
+  if (from === "openai") {
+    const choices = document.choices;
+    if (!Array.isArray(choices) || choices.length === 0)
+      throw new Error("choices: must be a non-empty array of choices (is this a Chat Completions response?)");
+    const message = (choices[0] as { message?: unknown } | null)?.message;
+    if (message === null || typeof message !== "object" || Array.isArray(message))
+      throw new Error("choices[0].message: must be an object");
+    const content = (message as { content?: unknown }).content;
+    if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content))
+      throw new Error("choices[0].message.content: must be a string, an array of parts or null");
+    return;
+  }
+  if (!Array.isArray(document.content))
+    throw new Error("content: must be an array of content blocks (is this a Messages API response?)");
+}
+
+/**
+ * Converts an SSE transcript as it arrives: each input chunk's events are written before the next is read.
+ * What the target cannot carry is what the whole-answer conversion reports for the same answer; input that
+ * is not a stream of the source format comes back as `problems` (the output still says what it could).
+ */
 export async function convertStream(
   chunks: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   from: Format,
   to: Format,
   reasoning: ReasoningMode,
   write: (text: string) => void,
-): Promise<LossyEntry[]> {
+): Promise<{ lossy: LossyEntry[]; problems: string[] }> {
   const sse = new SseDecoder();
   const decoder = from === "anthropic" ? createAnthropicStreamDecoder() : createOpenAIStreamDecoder();
   const encode = streamEncoder(to, reasoning);
+  const answer = createAccumulator();
+  const problems: string[] = [];
+  let messages = 0;
+  let extraChoices = false;
   const emit = (events: StreamEvent[]) => {
     for (const event of events) {
+      answer.push(event);
       const text = encode.event(event);
       if (text) write(text);
     }
   };
-  for await (const chunk of chunks) {
-    for (const message of sse.push(chunk)) emit(decoder.push(message));
-  }
-  for (const message of sse.finish()) emit(decoder.push(message));
+  const read = (message: SseMessage) => {
+    messages++;
+    if (message.data !== "[DONE]") {
+      try {
+        const value = JSON.parse(message.data) as { choices?: Array<{ index?: unknown }> };
+        if (from === "openai" && value?.choices?.some((choice) => (choice?.index ?? 0) !== 0)) extraChoices = true;
+      } catch {
+        problems.push(`event ${messages - 1}: data is not JSON: ${message.data.slice(0, 80)}`);
+      }
+    }
+    emit(decoder.push(message));
+  };
+  for await (const chunk of chunks) for (const message of sse.push(chunk)) read(message);
+  for (const message of sse.finish()) read(message);
+  if (messages === 0)
+    problems.push(
+      `stdin holds no server-sent events (expected "data:" lines of ${from === "anthropic" ? "an Anthropic" : "an OpenAI"} stream)`,
+    );
   emit(decoder.finish());
   const tail = encode.end();
   if (tail) write(tail);
-  return [];
+  const lossy = streamLossy(answer.snapshot(), to, reasoning);
+  if (extraChoices) lossy.unshift({ code: "extra-choices-dropped", message: "only the first choice is kept" });
+  return { lossy, problems };
+}
+
+/** What converting the whole answer would report, plus tool arguments passed on though they are not JSON. */
+function streamLossy(answer: ConversationResponse, to: Format, reasoning: ReasoningMode): LossyEntry[] {
+  const lossy =
+    to === "anthropic" ? coreToAnthropicResponse(answer).lossy : coreToOpenAIResponse(answer, { reasoning }).lossy;
+  answer.message.parts.forEach((part, index) => {
+    if (part.type === "tool_call" && part.rawInput !== undefined) {
+      lossy.push({
+        code: "tool-arguments-not-json",
+        message: `tool call '${part.name}' arguments are not valid JSON; streamed as received`,
+        path: `message.content[${index}]`,
+      });
+    }
+  });
+  return lossy;
 }
 
 /** The OpenAI encoder needs the model name, which arrives with `message-start`; it is built then. */

@@ -47,6 +47,12 @@ async function main(argv: string[]): Promise<number> {
   return command(rest, io);
 }
 
+// A reader that stops early (`parley convert ... | head`) closes the pipe: that ends the output, not a crash.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     // serve keeps the process alive itself; every other command ends here.
