@@ -222,6 +222,26 @@ describe("streams", () => {
     expect(delta).toMatchObject({ delta: { stop_reason: "end_turn" }, usage: { input_tokens: 9, output_tokens: 4 } });
   });
 
+  test.each([false, true])(
+    "a 2xx answer that is an error object, or has no choices, is an error status, never an empty message (stream %s)",
+    async (stream) => {
+      openai.enqueue({ kind: "json", body: { error: { message: "model is loading", type: "invalid_request_error" } } });
+      const failed = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", stream));
+      expect(failed.status).toBe(400);
+      expect((failed.body as Json).error).toMatchObject({
+        type: "invalid_request_error",
+        message: expect.stringContaining("model is loading"),
+      });
+      openai.enqueue({ kind: "json", body: { id: "c", object: "chat.completion", choices: [] } });
+      const empty = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", stream));
+      expect(empty.status).toBe(502);
+      expect((empty.body as Json).error).toMatchObject({
+        type: "api_error",
+        message: expect.stringContaining("choices"),
+      });
+    },
+  );
+
   test("a stream request answered with a body that is not JSON nor SSE is a clear error", async () => {
     openai.enqueue({ kind: "json", body: '"a JSON string, not an answer"' });
     const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));

@@ -10,7 +10,7 @@ import {
   coreToOpenAIResponse,
   openaiResponseToCore,
 } from "./codecs.js";
-import { appendCapped, decodeOptionsFor, type Exchange, withInputEstimate } from "./exchange.js";
+import { appendCapped, checkOpenAIAnswer, decodeOptionsFor, type Exchange, withInputEstimate } from "./exchange.js";
 
 /**
  * A non-streamed answer: one upstream call, one conversion, one write. `beforeSend` (a stateful turn storing the
@@ -46,6 +46,7 @@ export async function answerOnce(
       body: text.slice(0, 500),
     });
   }
+  if (provider.config.type === "openai") checkOpenAIAnswer(json, state.secrets);
   const converted =
     provider.config.type === "openai"
       ? openaiResponseToCore(json as OpenAIChatResponse, decodeOptionsFor(exchange))

@@ -6,6 +6,7 @@ import {
   UpstreamError,
   type Usage,
 } from "../../core/index.js";
+import { streamErrorFromOpenAI } from "../../formats/openai-chat/map-error.js";
 import { redactSecrets } from "../../upstream/index.js";
 import type { LossyHeaderEntry } from "../lossy-header.js";
 import type { OpenAIDecodeOptions } from "./codecs.js";
@@ -68,4 +69,22 @@ export function appendCapped(buffer: string, text: string, cap: number): string 
   if (buffer.length >= cap) return buffer;
   const room = cap - buffer.length;
   return text.length <= room ? buffer + text : `${buffer}${text.slice(0, room)}…[cut]`;
+}
+
+/**
+ * A Chat Completions answer that is not one: an `error` object sent with a 2xx (some servers do), mapped like
+ * the same error sent as a status; or no choices at all, a 502 rather than an empty message.
+ */
+export function checkOpenAIAnswer(json: unknown, secrets: readonly string[]): void {
+  const body = json as { error?: unknown; choices?: unknown };
+  if (body.error !== undefined && body.error !== null && !Array.isArray(body.choices)) {
+    throw streamErrorToUpstreamError(streamErrorFromOpenAI(body.error), secrets);
+  }
+  if (!Array.isArray(body.choices) || body.choices.length === 0) {
+    throw new UpstreamError("api_error", "upstream answered without any choices", {
+      retryable: false,
+      status: 502,
+      body: redactSecrets(JSON.stringify(json).slice(0, 500), secrets),
+    });
+  }
 }

@@ -9,6 +9,7 @@ import { type ClientStreamEncoder, clientStreamEncoder } from "./client-stream.j
 import { createAnthropicStreamDecoder, createOpenAIStreamDecoder } from "./codecs.js";
 import {
   appendCapped,
+  checkOpenAIAnswer,
   decodeOptionsFor,
   type Exchange,
   streamErrorToUpstreamError,
@@ -63,7 +64,7 @@ export async function streamAnswer(
           );
         }
         ctx.log.upstreamIgnoredStream = true;
-        body = completionAsStream(text);
+        body = completionAsStream(text, state.secrets);
       }
       exchange.trace.upstreamResponse = "";
       const relay = new StreamRelay(
@@ -436,7 +437,7 @@ function isContent(event: StreamEvent): boolean {
  * A Chat Completions answer (or error) in one JSON body, as the one-chunk event stream it is equivalent to:
  * the message becomes the delta, so that the same decoder reads it as it reads the non-streamed codec's input.
  */
-async function* completionAsStream(text: string): AsyncGenerator<Uint8Array> {
+async function* completionAsStream(text: string, secrets: readonly string[]): AsyncGenerator<Uint8Array> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -450,6 +451,7 @@ async function* completionAsStream(text: string): AsyncGenerator<Uint8Array> {
       body: text.slice(0, 500),
     });
   }
+  checkOpenAIAnswer(parsed, secrets);
   const { choices, ...rest } = parsed as { choices?: Array<Record<string, unknown>> } & Record<string, unknown>;
   const chunk = {
     ...rest,
