@@ -98,6 +98,23 @@ describe("parley repair", () => {
     expect(output!.report).toEqual([expect.objectContaining({ action: "moved-tool-result-first" })]);
   });
 
+  test("the last assistant's thinking blocks come back byte-identical, their key order included", async () => {
+    const thinking = { signature: "EqQBCkYIBRgCKkA9", thinking: "plan", type: "thinking" };
+    const redacted = { data: "EmwKAhgBEgy3", type: "redacted_thinking" };
+    const history = {
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: [thinking, redacted, { text: "done", type: "text" }] },
+        { role: "assistant", content: "and more" },
+      ],
+    };
+    const { code, stdout } = await run(["--for", "anthropic"], history);
+    expect(code).toBe(0);
+    const serialised = JSON.stringify(JSON.parse(stdout).messages);
+    expect(serialised).toContain(JSON.stringify(thinking));
+    expect(serialised).toContain(JSON.stringify(redacted));
+  });
+
   test("a valid history comes back with an empty report", async () => {
     const history = {
       messages: [

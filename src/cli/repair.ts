@@ -60,7 +60,8 @@ export async function runRepair(argv: string[], io: CommandInput): Promise<numbe
         ? coreToAnthropicMessages(repaired.messages)
         : coreToOpenAIMessages(repaired.messages, { reasoning: options.reasoning });
     const report = [...repaired.report, ...[...lossy, ...out.lossy].map(lossyAsReport)];
-    io.stdout(`${JSON.stringify({ messages: out.value, report }, null, 2)}\n`);
+    const written = options.target === "anthropic" ? withInputThinkingBlocks(out.value, wire) : out.value;
+    io.stdout(`${JSON.stringify({ messages: written, report }, null, 2)}\n`);
     return 0;
   } catch (error) {
     io.stderr(`parley repair: ${describeError(error)}\n`);
@@ -124,4 +125,42 @@ export function lossyAsReport(entry: LossyEntry): { action: string; reason: stri
   return entry.path === undefined
     ? { action: entry.code, reason: entry.message }
     : { action: entry.code, reason: entry.message, path: entry.path };
+}
+
+/**
+ * Thinking blocks carried unchanged go out as the very objects that came in, so that they are byte-identical
+ * when serialised again, key order included (invariant 10), not only equal.
+ */
+function withInputThinkingBlocks(messages: unknown[], wire: unknown[]): unknown[] {
+  const inputBlocks = new Map<string, unknown>();
+  for (const message of wire) {
+    const content = (message as { content?: unknown } | null)?.content;
+    if (!Array.isArray(content)) continue;
+    for (const block of content) if (isThinkingBlock(block)) inputBlocks.set(canonicalJson(block), block);
+  }
+  if (inputBlocks.size === 0) return messages;
+  return messages.map((message) => {
+    const content = (message as { content?: unknown }).content;
+    if (!Array.isArray(content) || !content.some(isThinkingBlock)) return message;
+    return {
+      ...(message as object),
+      content: content.map((block) =>
+        isThinkingBlock(block) ? (inputBlocks.get(canonicalJson(block)) ?? block) : block,
+      ),
+    };
+  });
+}
+
+function isThinkingBlock(block: unknown): boolean {
+  const type = (block as { type?: unknown } | null)?.type;
+  return type === "thinking" || type === "redacted_thinking";
+}
+
+/** JSON with every object's keys sorted: equal values give equal text whatever their key order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 }
