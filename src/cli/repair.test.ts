@@ -115,6 +115,25 @@ describe("parley repair", () => {
     expect(serialised).toContain(JSON.stringify(redacted));
   });
 
+  test("an OpenAI history's report names the wire messages, though tool messages were gathered", async () => {
+    const call = (id: string) => ({ id, type: "function", function: { name: "Read", arguments: "{}" } });
+    const history = {
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: null, tool_calls: [call("c1")] },
+        { role: "tool", tool_call_id: "c1", content: "r1" },
+        { role: "user", content: "next" },
+        { role: "assistant", content: null, tool_calls: [call("c2")] },
+        { role: "user", content: "stop" },
+      ],
+    };
+    const { code, output } = await run(["--for", "anthropic"], history);
+    expect(code).toBe(0);
+    expect(output!.report.filter((entry) => entry.action === "added-interrupted-tool-result")).toEqual([
+      expect.objectContaining({ messageIndex: 4 }),
+    ]);
+  });
+
   test("a valid history comes back with an empty report", async () => {
     const history = {
       messages: [

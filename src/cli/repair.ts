@@ -5,8 +5,9 @@ import { anthropicMessagesToCore } from "../formats/anthropic/to-core.js";
 import { parseAnthropicMessages } from "../formats/anthropic/validate-request.js";
 import type { ReasoningMode } from "../formats/openai-chat/compat.js";
 import { coreToOpenAIMessages } from "../formats/openai-chat/from-core.js";
-import { openaiRequestToCore } from "../formats/openai-chat/to-core.js";
+import { type MessageSource, openaiMessagesToCore } from "../formats/openai-chat/messages-to-core.js";
 import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
+import type { RepairEntry } from "../repair/history.js";
 import { detectShape } from "../repair/normalize/detect-shape.js";
 import { type RepairTarget, repair } from "../repair/pipeline.js";
 import { type CommandIo, describeError, readStdin } from "./io.js";
@@ -49,7 +50,7 @@ export async function runRepair(argv: string[], io: CommandInput): Promise<numbe
   try {
     const document = parseJson(io.stdin ?? (await readStdin()));
     const wire = historyOf(document);
-    const { messages, lossy } = historyToCore(wire);
+    const { messages, lossy, sources } = historyToCore(wire);
     const target: RepairTarget =
       options.target === "anthropic"
         ? { api: "anthropic" }
@@ -59,7 +60,8 @@ export async function runRepair(argv: string[], io: CommandInput): Promise<numbe
       options.target === "anthropic"
         ? coreToAnthropicMessages(repaired.messages)
         : coreToOpenAIMessages(repaired.messages, { reasoning: options.reasoning });
-    const report = [...repaired.report, ...[...lossy, ...out.lossy].map(lossyAsReport)];
+    const repairs = sources === undefined ? repaired.report : repaired.report.map((entry) => inWire(entry, sources));
+    const report = [...repairs, ...[...lossy, ...out.lossy].map(lossyAsReport)];
     const written = options.target === "anthropic" ? withInputThinkingBlocks(out.value, wire) : out.value;
     io.stdout(`${JSON.stringify({ messages: written, report }, null, 2)}\n`);
     return 0;
@@ -110,15 +112,32 @@ function historyOf(document: unknown): unknown[] {
  * OpenAI format when any message says so (`tool_calls`, a `tool` message, OpenAI content parts, a reasoning
  * field); otherwise Anthropic, which plain `{role, content}` text messages are in both formats alike.
  */
-export function historyToCore(wire: unknown[]): { messages: Message[]; lossy: LossyEntry[] } {
+export function historyToCore(wire: unknown[]): {
+  messages: Message[];
+  lossy: LossyEntry[];
+  sources?: MessageSource[];
+} {
   const isOpenAI = wire.some((message) => {
     const detected = detectShape(message);
     return "shape" in detected && detected.shape === "openai";
   });
   if (!isOpenAI) return { messages: anthropicMessagesToCore(parseAnthropicMessages(wire, "messages")), lossy: [] };
-  const converted = openaiRequestToCore(parseOpenAIRequest({ model: "repair", messages: wire }));
-  const { system, messages } = converted.value;
-  return { messages: system ? [system, ...messages] : messages, lossy: converted.lossy };
+  // System messages stay in place, so the converted messages line up with `sources`.
+  return openaiMessagesToCore(parseOpenAIRequest({ model: "repair", messages: wire }).messages);
+}
+
+/**
+ * A repair's message index in the history as given: an OpenAI history's tool messages were gathered into one
+ * user message, so the entry names the wire message its part came from, the part counted within that one.
+ */
+function inWire(entry: RepairEntry, sources: MessageSource[]): RepairEntry {
+  const source = sources[entry.messageIndex];
+  if (source === undefined) return entry;
+  const { partIndex, ...rest } = entry;
+  const fromPart = partIndex === undefined ? undefined : source.parts[partIndex];
+  if (fromPart === undefined) return { ...entry, messageIndex: source.message };
+  const sameMessage = source.parts.slice(0, partIndex).filter((wireIndex) => wireIndex === fromPart).length;
+  return { ...rest, messageIndex: fromPart, partIndex: sameMessage };
 }
 
 export function lossyAsReport(entry: LossyEntry): { action: string; reason: string; path?: string } {

@@ -25,59 +25,83 @@ import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "./wire-ty
  *   then the tool calls; arguments that are not byte-equal to their parse are kept in `rawInput`;
  * - every field not mapped (`name`, `content: null`, `refusal`...) stays in the message's `extra`.
  */
-export function openaiMessagesToCore(messages: readonly OpenAIMessage[]): { messages: Message[]; lossy: LossyEntry[] } {
+export interface MessageSource {
+  message: number;
+  parts: number[];
+}
+
+export function openaiMessagesToCore(messages: readonly OpenAIMessage[]): {
+  messages: Message[];
+  lossy: LossyEntry[];
+  /** For each core message, the wire message that started it and the one each of its parts came from. */
+  sources: MessageSource[];
+} {
   const out: Message[] = [];
   const lossy: LossyEntry[] = [];
+  const sources: MessageSource[] = [];
   /** The user message that tool messages are being gathered into, until a non-tool message. */
   let toolRun: Message | undefined;
   messages.forEach((message, index) => {
     const { role, content, ...rest } = message;
-    switch (role) {
-      case "system":
-      case "developer": {
-        toolRun = undefined;
-        const core = contentMessage("system", content, rest);
-        if (role === "developer") core.extra = { ...core.extra, role: "developer" };
-        out.push(core);
-        break;
-      }
-      case "user": {
-        const core = contentMessage("user", content, rest);
-        if (toolRun !== undefined && core.parts.length > 0) {
-          toolRun.parts.push(...core.parts);
-          if (core.textShorthand) toolRun.textShorthand = true;
-          if (core.extra) toolRun.extra = core.extra;
-        } else {
+    const countBefore = out.length;
+    const partsBefore = out.at(-1)?.parts.length ?? 0;
+    convert();
+    // Each wire message adds to the last core message, or starts a new one.
+    const last = out.length - 1;
+    if (last < 0) return;
+    const started = out.length > countBefore;
+    const source = started ? { message: index, parts: [] } : (sources[last] ?? { message: index, parts: [] });
+    for (let part = started ? 0 : partsBefore; part < out[last]!.parts.length; part++) source.parts[part] = index;
+    sources[last] = source;
+
+    function convert(): void {
+      switch (role) {
+        case "system":
+        case "developer": {
+          toolRun = undefined;
+          const core = contentMessage("system", content, rest);
+          if (role === "developer") core.extra = { ...core.extra, role: "developer" };
           out.push(core);
+          break;
         }
-        toolRun = undefined;
-        break;
-      }
-      case "tool": {
-        const part = toolMessageToPart(content, rest);
-        if (toolRun === undefined) {
-          toolRun = { role: "user", parts: [] };
-          out.push(toolRun);
+        case "user": {
+          const core = contentMessage("user", content, rest);
+          if (toolRun !== undefined && core.parts.length > 0) {
+            toolRun.parts.push(...core.parts);
+            if (core.textShorthand) toolRun.textShorthand = true;
+            if (core.extra) toolRun.extra = core.extra;
+          } else {
+            out.push(core);
+          }
+          toolRun = undefined;
+          break;
         }
-        toolRun.parts.push(part);
-        break;
+        case "tool": {
+          const part = toolMessageToPart(content, rest);
+          if (toolRun === undefined) {
+            toolRun = { role: "user", parts: [] };
+            out.push(toolRun);
+          }
+          toolRun.parts.push(part);
+          break;
+        }
+        case "assistant":
+          toolRun = undefined;
+          out.push(assistantToCore(message, index, lossy));
+          break;
+        default:
+          // Validation rejects unknown roles; a message that skipped it is kept as opaque user content.
+          toolRun = undefined;
+          out.push({ role: "user", parts: [{ type: "opaque", format: "openai", block: message }] });
+          lossy.push({
+            code: "unknown-role",
+            message: `role '${String(role)}' kept as an opaque block`,
+            path: formatPath(["messages", index]),
+          });
       }
-      case "assistant":
-        toolRun = undefined;
-        out.push(assistantToCore(message, index, lossy));
-        break;
-      default:
-        // Validation rejects unknown roles; a message that skipped it is kept as opaque user content.
-        toolRun = undefined;
-        out.push({ role: "user", parts: [{ type: "opaque", format: "openai", block: message }] });
-        lossy.push({
-          code: "unknown-role",
-          message: `role '${String(role)}' kept as an opaque block`,
-          path: formatPath(["messages", index]),
-        });
     }
   });
-  return { messages: out, lossy };
+  return { messages: out, lossy, sources };
 }
 
 function contentMessage(
