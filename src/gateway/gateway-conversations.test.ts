@@ -190,6 +190,16 @@ describe("stateful turns", () => {
       ["assistant", true],
     ]);
     expect(stored![1]!.message.parts.map((part) => part.type)).toEqual(["thinking", "tool_call"]);
+    // Read back, the thinking carries the signature the streamed answer gave it.
+    const signatures = reply.data
+      .filter((event) => (event.delta as { type?: string } | undefined)?.type === "signature_delta")
+      .map((event) => (event.delta as { signature: string }).signature);
+    expect(signatures).toHaveLength(1);
+    const readBack = await getJson(`${gateway.url}/v1/conversations/${id}`);
+    expect((readBack.body as Json).messages[1].content[0]).toMatchObject({
+      type: "thinking",
+      signature: signatures[0],
+    });
 
     const broken = await create();
     upstream.enqueue({ kind: "sse", frames: toolCallFrames, stallAfterFrames: 20 });

@@ -91,6 +91,11 @@ const ANTHROPIC_SERVICE_TIERS: ReadonlySet<unknown> = new Set(["auto", "standard
 interface Options {
   /** Answers to Anthropic clients sign unsigned thinking so that clients keep it. */
   signUnsignedThinking: boolean;
+  /**
+   * Stored answers read back sign the thinking that came from another provider (it has an origin) as the
+   * answer did; thinking a client stored unsigned stays unsigned.
+   */
+  signOriginThinking?: boolean;
 }
 
 class Writer {
@@ -197,8 +202,10 @@ class Writer {
   }
 
   signatureOf(part: ThinkingPart): string | undefined {
-    if (part.signature !== undefined || !this.options.signUnsignedThinking) return part.signature;
-    return encodeOriginSignature(part.origin ?? { format: "openai" });
+    if (part.signature !== undefined) return part.signature;
+    if (this.options.signUnsignedThinking) return encodeOriginSignature(part.origin ?? { format: "openai" });
+    if (this.options.signOriginThinking && part.origin !== undefined) return encodeOriginSignature(part.origin);
+    return undefined;
   }
 
   toolInput(input: unknown, path: ReadonlyArray<string | number>): unknown {
@@ -233,8 +240,11 @@ function mediaSourceToAnthropic(source: MediaSource): AnthropicMediaSource {
   }
 }
 
-export function coreToAnthropicMessages(messages: Message[]): Converted<AnthropicMessage[]> {
-  const writer = new Writer({ signUnsignedThinking: false });
+export function coreToAnthropicMessages(
+  messages: Message[],
+  options: { signOriginThinking?: boolean } = {},
+): Converted<AnthropicMessage[]> {
+  const writer = new Writer({ signUnsignedThinking: false, ...options });
   const value = messages.map((message, index) => writer.message(message, ["messages", index]));
   return { value, lossy: writer.lossy };
 }

@@ -58,7 +58,8 @@ export async function handleGetConversation(ctx: Context, state: GatewayState): 
   if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
   const messages = stored.map((entry) => entry.message);
   if (format === "anthropic") {
-    sendJson(ctx, 200, { id, messages: coreToAnthropicMessages(messages).value });
+    // Thinking from an OpenAI-compatible upstream reads back signed with its origin, as the answer carried it.
+    sendJson(ctx, 200, { id, messages: coreToAnthropicMessages(messages, { signOriginThinking: true }).value });
     return;
   }
   // The routed provider's reasoning mode (by `?model=`), else the default provider's.
