@@ -180,4 +180,15 @@ describe("count_tokens for a model routed to Anthropic", () => {
       messages: [{ role: "user", content: "How many tokens?" }],
     });
   });
+
+  test("keeps the client's ?beta=true, as the messages route does", async () => {
+    upstream.enqueue({ kind: "json", body: { input_tokens: 7 } });
+    const reply = await postJson(
+      `${gateway.url}/v1/messages/count_tokens?beta=true`,
+      { model: "claude-opus-4-5", messages: [{ role: "user", content: "How many tokens?" }] },
+      clientHeaders,
+    );
+    expect(reply.status).toBe(200);
+    expect(upstream.requests.at(-1)!.path).toBe("/v1/messages/count_tokens?beta=true");
+  });
 });

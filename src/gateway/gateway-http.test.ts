@@ -63,6 +63,10 @@ describe("auth", () => {
       200,
     );
     expect(await getJson(`${gateway.url}/health`)).toMatchObject({ status: 200, body: { status: "ok" } });
+    // Load balancers often probe with HEAD.
+    const head = await request(`${gateway.url}/health`, { method: "HEAD" });
+    expect(head.statusCode).toBe(200);
+    await head.body.dump();
     expect(upstream.requests).toHaveLength(2);
     expect(upstream.requests.every((sent) => !JSON.stringify(sent.headers).includes("client-key"))).toBe(true);
   });

@@ -53,7 +53,8 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
       timeouts: config.timeouts,
       retry: config.retries,
       secrets: [...secrets, ...config.apiKeys],
-      onRetry: (attempt, delayMs, error) => logger.warn({ attempt, delayMs, err: error.message }, "retrying upstream"),
+      onRetry: (attempt, delayMs, error, request) =>
+        logger.warn({ requestId: request.requestId, attempt, delayMs, err: error.message }, "retrying upstream"),
     }),
     store,
     metrics,
@@ -197,6 +198,7 @@ function buildRouter(state: GatewayState): Router {
       handler: bind(handleGetConversation),
     })
     .add({ method: "GET", pattern: "/health", api: "anthropic", auth: false, handler: handleHealth })
+    .add({ method: "HEAD", pattern: "/health", api: "anthropic", auth: false, handler: handleHealth })
     .add({ method: "HEAD", pattern: "/api/hello", api: "anthropic", auth: false, handler: handleHello })
     .add({ method: "GET", pattern: "/metrics", api: "anthropic", auth: true, handler: bind(handleMetrics) });
 }

@@ -44,6 +44,24 @@ describe("UpstreamClient", () => {
     expect(upstream.requests).toHaveLength(2);
   });
 
+  test("tells onRetry which request it retries, so the log line carries its request id", async () => {
+    const retries: Array<[number, string | undefined]> = [];
+    const reporting = new UpstreamClient({
+      retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 5 },
+      onRetry: (attempt, _delay, _error, request) => retries.push([attempt, request.requestId]),
+    });
+    upstream.enqueue({ kind: "error", status: 500, body: "oops" }, { kind: "json", body: { ok: true } });
+    const response = await reporting.post({
+      url: `${upstream.baseUrl}/chat/completions`,
+      headers: { "content-type": "application/json" },
+      body: "{}",
+      requestId: "req_42",
+    });
+    await response.body.text();
+    await reporting.destroy();
+    expect(retries).toEqual([[1, "req_42"]]);
+  });
+
   test("retries 500 and 529, then gives up with the mapped error", async () => {
     upstream.enqueue(
       { kind: "error", status: 500, body: "oops" },

@@ -26,6 +26,8 @@ export interface UpstreamRequest {
   cancel?: Cancellation;
   /** Attempts this call may still make (a stream that broke before content has used some already). */
   maxAttempts?: number;
+  /** The client request this call serves, for the retry log. */
+  requestId?: string;
 }
 
 export interface UpstreamResponse {
@@ -45,7 +47,7 @@ export interface UpstreamClientOptions {
   /** Values that must never appear in an error message (upstream keys). */
   secrets?: readonly string[];
   /** Called before each retry, for logs and metrics. */
-  onRetry?: (attempt: number, delayMs: number, error: UpstreamError) => void;
+  onRetry?: (attempt: number, delayMs: number, error: UpstreamError, request: UpstreamRequest) => void;
 }
 
 /**
@@ -104,7 +106,7 @@ export class UpstreamClient {
           : { ...this.retry, maxAttempts: upstreamRequest.maxAttempts };
       const delay = error.retryable ? retryDelay(policy, attempt, error.retryAfterMs) : undefined;
       if (delay === undefined) throw error;
-      this.onRetry?.(attempt, delay, error);
+      this.onRetry?.(attempt, delay, error, upstreamRequest);
       await sleep(delay, upstreamRequest.cancel);
     }
   }

@@ -31,6 +31,7 @@ export async function answerOnce(
     headers: target.headers,
     body: exchange.bodyText,
     cancel: ctx.clientGone,
+    requestId: ctx.requestId,
   });
   recordUpstream(ctx, state, exchange, response.headersMs, response.attempts);
   const text = await response.body.text();

@@ -46,6 +46,7 @@ export async function streamAnswer(
         headers: target.headers,
         body: exchange.bodyText,
         cancel: upstreamAbort,
+        requestId: ctx.requestId,
         // Attempts in all: a stream that broke before any content spent some already.
         maxAttempts: Math.max(1, state.config.retries.maxAttempts - attemptsUsed),
       });

@@ -31,12 +31,14 @@ async function countUpstream(
   provider: ProviderRuntime,
   body: Record<string, unknown>,
 ): Promise<void> {
-  const target = provider.headers(ctx.req.headers, false, "");
+  // Anthropic's own query (`?beta=true`) goes on, as it does for messages.
+  const target = provider.headers(ctx.req.headers, false, ctx.query.toString());
   const response = await state.upstream.post({
-    url: target.url.replace(/\/messages$/, "/messages/count_tokens"),
+    url: target.url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1"),
     headers: target.headers,
     body: JSON.stringify(body),
     cancel: ctx.clientGone,
+    requestId: ctx.requestId,
   });
   const reply = (await response.body.json()) as { input_tokens?: unknown };
   if (typeof reply?.input_tokens !== "number")
