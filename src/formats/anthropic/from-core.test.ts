@@ -84,6 +84,18 @@ describe("core -> anthropic request", () => {
       expect(topLevel?.message).toContain(field);
   });
 
+  test("a null OpenAI field carries nothing and is not reported as dropped", () => {
+    const { value, lossy: nullLossy } = coreToAnthropicRequest({
+      model: "m",
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "q" }] },
+        { role: "assistant", parts: [{ type: "text", text: "a" }], extra: { reasoning_content: null } },
+      ],
+    });
+    expect(nullLossy).toEqual([]);
+    expect(value.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "a" }] });
+  });
+
   test("max_tokens defaults above a thinking budget", () => {
     const request: ConversationRequest = {
       model: "m",

@@ -116,8 +116,10 @@ class Writer {
       // Fields the codec wrote from the parts win: an OpenAI message's `content: null` rides in `extra` for
       // round trips and must never overwrite the blocks built from its parts.
       if (Object.hasOwn(target, key)) continue;
-      if (openaiFields.has(key)) dropped.push(key);
-      else target[key] = extra[key];
+      // A null OpenAI field (`reasoning_content: null`) carries nothing: left out, nothing to report.
+      if (openaiFields.has(key)) {
+        if (extra[key] !== null) dropped.push(key);
+      } else target[key] = extra[key];
     }
     if (dropped.length > 0) this.dropped(dropped, path);
   }
