@@ -22,6 +22,30 @@ const call = (id: string, name = "read_file"): Part => ({
 const result = (id: string, content = `contents of ${id}`): Part => ({ type: "tool_result", toolCallId: id, content });
 
 describe("repair for Anthropic", () => {
+  test("a final assistant prefill ending in whitespace is trimmed, and only that", () => {
+    const earlier = assistant("Earlier answer.  ");
+    const history = [user("q"), earlier, user("go on"), assistant(thinking("plan"), "Sure, here it is:\n ")];
+    expect(validateFor(history, anthropic)).toEqual([
+      { path: "messages[3].content[1]", message: "final assistant content cannot end with trailing whitespace" },
+    ]);
+    const { messages, report } = repair(history, anthropic);
+    expect(messages[1]).toBe(earlier);
+    expect(messages[3]!.parts).toEqual([thinking("plan"), { type: "text", text: "Sure, here it is:" }]);
+    expect(report).toEqual([
+      expect.objectContaining({ action: "trimmed-final-whitespace", messageIndex: 3, partIndex: 1 }),
+    ]);
+    expect(validateFor(messages, anthropic)).toEqual([]);
+  });
+
+  test("a final text of whitespace only goes, the thinking before it stays as it was", () => {
+    const signed = thinking("plan");
+    const { messages, report } = repair([user("q"), assistant(signed, "  ")], anthropic);
+    expect(messages[1]!.parts).toEqual([signed]);
+    expect(messages[1]!.parts[0]).toBe(signed);
+    expect(report).toEqual([expect.objectContaining({ messageIndex: 1, partIndex: 1 })]);
+    expect(validateFor(messages, anthropic)).toEqual([]);
+  });
+
   test("the interrupted-tool-call crash: two signed thinking + tool_use turns, then user text", () => {
     const first = assistant(thinking("I should read a.ts"), call("toolu_a"));
     const second = assistant(thinking("Now b.ts"), call("toolu_b"));
@@ -271,6 +295,19 @@ describe("repair for OpenAI-compatible targets", () => {
     expect(report).toEqual([
       expect.objectContaining({ action: "moved-tool-result-first", messageIndex: 3, partIndex: 0 }),
     ]);
+  });
+
+  test("the strict rule: a message its result was moved out of, left with only empty text, goes", () => {
+    // Found by the property test: the move left `user [""]` behind, which the API refuses.
+    const target = { api: "openai", compat: { strictToolMessageOrder: true } } as const;
+    const history = [assistant(call("toolu_5")), user("alpha"), user(result("toolu_5"), "")];
+    const { messages, report } = repair(history, target);
+    expect(messages).toEqual([assistant(call("toolu_5")), user(result("toolu_5"), "alpha")]);
+    expect(report.map((entry) => [entry.action, entry.messageIndex])).toEqual([
+      ["moved-tool-result-first", 2],
+      ["removed-empty-message", 2],
+    ]);
+    expect(validateFor(messages, target)).toEqual([]);
   });
 
   test("Kimi and DeepSeek get placeholder reasoning on tool-call turns that lack it", () => {

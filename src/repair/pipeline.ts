@@ -10,6 +10,7 @@ import { misplacedPartsToText } from "./misplaced-parts-to-text.js";
 import { moveToolResultsFirst } from "./move-tool-results-first.js";
 import { orphanToolResultsToText } from "./orphan-tool-results-to-text.js";
 import { reasoningOnToolTurns } from "./reasoning-on-tool-turns.js";
+import { trimFinalAssistantWhitespace } from "./trim-final-assistant-whitespace.js";
 import { validateAnthropic } from "./validate-anthropic.js";
 import { validateOpenAI } from "./validate-openai.js";
 
@@ -31,6 +32,7 @@ function passesFor(target: RepairTarget): Pass[] {
       closeOrphanedToolCalls("next-message"),
       moveToolResultsFirst("next-message"),
       alternateRoles,
+      trimFinalAssistantWhitespace,
     ];
   }
   const passes: Pass[] = [
@@ -39,7 +41,9 @@ function passesFor(target: RepairTarget): Pass[] {
     orphanToolResultsToText("until-next-assistant"),
     closeOrphanedToolCalls("until-next-assistant"),
   ];
-  if (target.compat?.strictToolMessageOrder) passes.push(moveToolResultsFirst("until-next-assistant"));
+  // Moving results out can leave a message with nothing in it (its only other content was empty text).
+  if (target.compat?.strictToolMessageOrder)
+    passes.push(moveToolResultsFirst("until-next-assistant"), dropEmpty("openai"));
   if (target.compat?.requiresReasoningOnToolCallTurns) passes.push(reasoningOnToolTurns);
   return passes;
 }

@@ -38,6 +38,16 @@ export function validateAnthropic(messages: readonly Message[]): Violation[] {
     if (role === "assistant") checkCallsAnswered(messages, index, owners, add);
     if (role === "user") checkResults(messages, index, owners[index]!, add);
   });
+  const last = messages.at(-1);
+  const lastPart = last?.parts.at(-1);
+  if (last?.role === "assistant" && lastPart?.type === "text" && lastPart.text !== lastPart.text.trimEnd()) {
+    add(
+      "final assistant content cannot end with trailing whitespace",
+      messages.length - 1,
+      "content",
+      last.parts.length - 1,
+    );
+  }
   return violations;
 }
 
