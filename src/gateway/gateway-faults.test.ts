@@ -307,6 +307,29 @@ describe("streams", () => {
     }
   });
 
+  test("a client that leaves before a whole answer is logged and counted as 499, and the upstream call ends", async () => {
+    openai.enqueue({ kind: "stall" });
+    const before = openai.requests.length;
+    const abort = new AbortController();
+    const sent = request(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(anthropicBody("local-model", false)),
+      signal: abort.signal,
+    }).catch((error: unknown) => error);
+    for (let attempt = 0; attempt < 100 && openai.requests.length === before; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    abort.abort();
+    await sent;
+    expect(await openai.waitForAbort(2000)).toBe(true);
+    let metrics = "";
+    for (let attempt = 0; attempt < 50 && !metrics.includes('status="499"'); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      metrics = (await getJson(`${gateway.url}/metrics`)).text;
+    }
+    expect(metrics).toMatch(/parley_requests_total\{route="POST \/v1\/messages",status="499"\} 1/);
+  });
+
   test("a client that disconnects aborts the upstream request at once", async () => {
     openai.enqueue({
       kind: "sse",

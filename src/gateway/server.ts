@@ -84,7 +84,10 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
         else if (!ctx.res.writableEnded) ctx.res.end();
       } finally {
         inFlight--;
-        const status = ctx.clientGone.aborted && !ctx.res.writableFinished ? 499 : ctx.res.statusCode;
+        // 499 (nginx's "client closed request"): the client left before its answer was written.
+        const gone =
+          ctx.log.errorType === "client_disconnected" || (ctx.clientGone.aborted && !ctx.res.writableFinished);
+        const status = gone ? 499 : ctx.res.statusCode;
         metrics.requests.inc({ route: ctx.route, status: String(status) });
         logger.info(
           {
