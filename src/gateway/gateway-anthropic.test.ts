@@ -90,6 +90,15 @@ describe("Anthropic client, Anthropic upstream", () => {
     expect(reply.body).toEqual({ ...thinkingToolJson, model: "claude-opus-5-5" });
   });
 
+  test("byte-for-byte means the client's own bytes: spacing, escapes, 1.0 and integers beyond 2^53 included", async () => {
+    upstream.enqueue({ kind: "json", body: thinkingToolJson });
+    const model = '"claude-opus-5-5"';
+    const sentText = `{ "model" : ${model}, "max_tokens": 1024,\n "messages": [{"role":"user","content":[{"type":"text","text":"caf\\u00e9"},{"type":"text","text":"x","future_field":{"n":12345678901234567890,"f":1.0,"e":1e2}}]}]}`;
+    const reply = await postJson(`${gateway.url}/v1/messages`, sentText, clientHeaders);
+    expect(reply.status).toBe(200);
+    expect(upstream.requests[0]!.rawBody).toBe(sentText.replace(model, '"claude-sonnet-4-20250514"'));
+  });
+
   test("thinking produced by an OpenAI-compatible model goes to Anthropic as text, and the change is reported", async () => {
     upstream.enqueue({ kind: "json", body: thinkingToolJson });
     const foreign = encodeOriginSignature({ format: "openai", provider: "deepseek", field: "reasoning_content" });

@@ -1,6 +1,7 @@
 import type { ConversationRequest, LossyEntry, Message } from "../../core/index.js";
 import { type RepairEntry, repair } from "../../repair/index.js";
 import { coreToAnthropicMessages, coreToAnthropicRequest, coreToOpenAIRequest } from "./codecs.js";
+import { replaceTopLevelString } from "./json-splice.js";
 import type { ProviderRuntime } from "./providers.js";
 
 /** A client's request, read and converted, before it is planned for a provider. */
@@ -12,6 +13,8 @@ export interface ClientRequest {
   core: ConversationRequest;
   /** The client's Anthropic body exactly as parsed, for passing through to an Anthropic upstream. */
   rawAnthropic?: Record<string, unknown>;
+  /** That body's text as sent: with nothing to repair it goes on as is, only `model` renamed. */
+  rawAnthropicText?: string;
   /** How many stored messages were put in front (0 without a conversation). */
   historyCount: number;
   /** What reading the client's request could not carry. */
@@ -22,6 +25,8 @@ export interface ClientRequest {
 
 export interface UpstreamPlan {
   body: Record<string, unknown>;
+  /** The body's text when it is the client's own, byte for byte; otherwise the body is serialised. */
+  bodyText?: string;
   lossy: LossyEntry[];
   repair: RepairEntry[];
 }
@@ -66,7 +71,16 @@ function planAnthropic(request: ClientRequest, upstreamModel: string): UpstreamP
     };
   }
   if (repaired.report.length === 0 && request.historyCount === 0) {
-    return { body: { ...raw, model: upstreamModel }, lossy: [], repair: [] };
+    const plan: UpstreamPlan = { body: { ...raw, model: upstreamModel }, lossy: [], repair: [] };
+    const text = request.rawAnthropicText;
+    const bodyText =
+      text === undefined || raw.model !== request.clientModel
+        ? undefined
+        : upstreamModel === request.clientModel
+          ? text
+          : replaceTopLevelString(text, "model", upstreamModel);
+    if (bodyText !== undefined) plan.bodyText = bodyText;
+    return plan;
   }
   if (repaired.report.length === 0) {
     // Only the stored history is converted; the client's new messages still go through as sent.

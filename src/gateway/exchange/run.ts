@@ -52,7 +52,7 @@ export async function runExchange(
     provider,
     upstreamModel: route.upstreamModel,
     plan,
-    bodyText: JSON.stringify(plan.body),
+    bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
     query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
     estimateInputTokens: () => {

@@ -8,13 +8,19 @@ import type { Context } from "./context.js";
  * are not UTF-8 or text that is not JSON a 400. Any content-type is accepted when the body is JSON.
  */
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  return (await readJsonBodyText(ctx, limit)).value;
+}
+
+/** The body parsed, and its text as sent (for a body that may go on unchanged). */
+export async function readJsonBodyText(ctx: Context, limit: number): Promise<{ value: unknown; text: string }> {
   const declared = Number(ctx.req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(ctx, limit);
   const bytes = await readBytes(ctx, limit);
   if (bytes.length === 0) throw new InvalidRequestError("request body is empty; expected a JSON object", "body");
   if (!isUtf8(bytes)) throw new InvalidRequestError("request body is not valid UTF-8", "body");
+  const text = bytes.toString("utf8");
   try {
-    return JSON.parse(bytes.toString("utf8"));
+    return { value: JSON.parse(text), text };
   } catch (error) {
     throw new InvalidRequestError(`request body is not valid JSON: ${(error as Error).message}`, "body");
   }

@@ -6,7 +6,7 @@ import {
   parseOpenAIRequest,
 } from "../exchange/codecs.js";
 import { runExchange } from "../exchange/run.js";
-import { expectObject, readJsonBody } from "../http/body.js";
+import { expectObject, readJsonBody, readJsonBodyText } from "../http/body.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 
@@ -14,7 +14,8 @@ export const CONVERSATION_HEADER = "x-parley-conversation-id";
 
 /** `POST /v1/messages`: the Anthropic Messages API, stateless or (with the conversation header) stateful. */
 export async function handleMessages(ctx: Context, state: GatewayState): Promise<void> {
-  const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
+  const { value, text } = await readJsonBodyText(ctx, state.config.limits.maxBodyBytes);
+  const raw = expectObject(value);
   const body = parseAnthropicRequest(raw);
   const converted = anthropicRequestToCore(body);
   const conversationId = headerValue(ctx, CONVERSATION_HEADER);
@@ -35,6 +36,7 @@ export async function handleMessages(ctx: Context, state: GatewayState): Promise
       stream: converted.value.stream === true,
       core,
       rawAnthropic: raw,
+      rawAnthropicText: text,
       historyCount: history.length,
       lossy: converted.lossy,
     },
