@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { ConversationResponse, LossyEntry, StreamError, StreamEvent } from "../core/index.js";
+import type { LossyEntry, StreamError, StreamEvent } from "../core/index.js";
 import { coreToAnthropicRequest, coreToAnthropicResponse } from "../formats/anthropic/from-core.js";
 import { anthropicRequestToCore, anthropicResponseToCore } from "../formats/anthropic/to-core.js";
 import { parseAnthropicRequest } from "../formats/anthropic/validate-request.js";
@@ -9,6 +9,7 @@ import { streamErrorFromOpenAI } from "../formats/openai-chat/map-error.js";
 import { openaiRequestToCore, openaiResponseToCore } from "../formats/openai-chat/to-core.js";
 import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
 import { createAccumulator } from "../stream/accumulate.js";
+import { answerLossy } from "../stream/answer-lossy.js";
 import { createAnthropicStreamDecoder } from "../stream/anthropic-decoder.js";
 import { createAnthropicStreamEncoder } from "../stream/anthropic-encoder.js";
 import { createOpenAIStreamDecoder } from "../stream/openai-decoder.js";
@@ -217,25 +218,9 @@ export async function convertStream(
   emit(decoder.finish());
   const tail = encode.end();
   if (tail) write(tail);
-  const lossy = streamLossy(answer.snapshot(), to, reasoning);
+  const lossy = answerLossy(answer.snapshot(), to, reasoning);
   if (extraChoices) lossy.unshift({ code: "extra-choices-dropped", message: "only the first choice is kept" });
   return { lossy, problems };
-}
-
-/** What converting the whole answer would report, plus tool arguments passed on though they are not JSON. */
-function streamLossy(answer: ConversationResponse, to: Format, reasoning: ReasoningMode): LossyEntry[] {
-  const lossy =
-    to === "anthropic" ? coreToAnthropicResponse(answer).lossy : coreToOpenAIResponse(answer, { reasoning }).lossy;
-  answer.message.parts.forEach((part, index) => {
-    if (part.type === "tool_call" && part.rawInput !== undefined) {
-      lossy.push({
-        code: "tool-arguments-not-json",
-        message: `tool call '${part.name}' arguments are not valid JSON; streamed as received`,
-        path: `message.content[${index}]`,
-      });
-    }
-  });
-  return lossy;
 }
 
 /** The OpenAI encoder needs the model name, which arrives with `message-start`; it is built then. */

@@ -112,6 +112,25 @@ describe("traces of gateway exchanges", () => {
     expect(JSON.stringify(trace)).not.toContain(CLIENT_KEY);
   });
 
+  test("a stream's trace says what the answer could not carry to the client", async () => {
+    const call = { index: 0, id: "call_1", type: "function", function: { name: "Bash", arguments: "{not json" } };
+    upstream.enqueue({
+      kind: "sse",
+      frames: openaiFrames([chunk({ tool_calls: [call] }), chunk({}, "tool_calls")]),
+    });
+    const reply = await postStream(
+      `${gateway.url}/v1/messages`,
+      { model: "m", max_tokens: 50, stream: true, messages: [{ role: "user", content: "Run it" }] },
+      { "x-api-key": CLIENT_KEY },
+    );
+    expect(reply.status).toBe(200);
+    lastRequestId = String(reply.headers["request-id"] ?? reply.headers["x-request-id"]);
+    const trace = await newestTrace();
+    expect(trace.lossy).toContainEqual(
+      expect.objectContaining({ code: "tool-arguments-not-json", path: "message.content[0]" }),
+    );
+  });
+
   test("an upstream stream error that echoes the keys reaches the client redacted, before and after content", async () => {
     const echo = { error: { message: `bad key ${UPSTREAM_KEY} for ${CLIENT_KEY}`, type: "invalid_request_error" } };
     const body = { model: "m", max_tokens: 50, stream: true, messages: [{ role: "user", content: "Hi" }] };

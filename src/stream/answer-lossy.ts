@@ -1,0 +1,28 @@
+import type { ConversationResponse, LossyEntry } from "../core/index.js";
+import { coreToAnthropicResponse } from "../formats/anthropic/from-core.js";
+import type { ReasoningMode } from "../formats/openai-chat/compat.js";
+import { coreToOpenAIResponse } from "../formats/openai-chat/from-core.js";
+
+/**
+ * What a streamed answer could not carry to a client in `format`: what converting the same answer whole
+ * reports (a stream gives what the whole conversion gives), and tool arguments that are not JSON, which a
+ * stream passes on as they came (the whole conversion repairs them).
+ */
+export function answerLossy(
+  answer: ConversationResponse,
+  format: "anthropic" | "openai",
+  reasoning: ReasoningMode,
+): LossyEntry[] {
+  const lossy =
+    format === "anthropic" ? coreToAnthropicResponse(answer).lossy : coreToOpenAIResponse(answer, { reasoning }).lossy;
+  answer.message.parts.forEach((part, index) => {
+    if (part.type === "tool_call" && part.rawInput !== undefined) {
+      lossy.push({
+        code: "tool-arguments-not-json",
+        message: `tool call '${part.name}' arguments are not valid JSON; streamed as received`,
+        path: `message.content[${index}]`,
+      });
+    }
+  });
+  return lossy;
+}
