@@ -127,7 +127,7 @@ describe("traces of gateway exchanges", () => {
     lastRequestId = String(reply.headers["request-id"] ?? reply.headers["x-request-id"]);
     const trace = await newestTrace();
     expect(trace.lossy).toContainEqual(
-      expect.objectContaining({ code: "tool-arguments-not-json", path: "message.content[0]" }),
+      expect.objectContaining({ code: "tool-arguments-repaired", path: "message.content[0]" }),
     );
   });
 

@@ -133,6 +133,28 @@ describe("anthropic stream encoder", () => {
     });
   });
 
+  test.each([
+    ['{"x": 1}', '{"x": 1}'],
+    ["not json", '{"value":"not json"}'],
+    ['{"a": 1}}', '{"a":1}'],
+    ['{"a":"hel', '{"a":"hel"}'],
+    ["[1,2]", '{"value":[1,2]}'],
+  ])("tool input %s goes out whole at the block's end as %s, an object an Anthropic client can parse", (raw, sent) => {
+    const cut = Math.ceil(raw.length / 2);
+    const text = encodeAll([
+      start,
+      { type: "block-start", index: 0, part: { type: "tool_call", id: "call_1", name: "f", input: {} } },
+      { type: "tool-input-delta", index: 0, partialJson: raw.slice(0, cut) },
+      { type: "tool-input-delta", index: 0, partialJson: raw.slice(cut) },
+      { type: "block-end", index: 0 },
+      finish,
+    ]);
+    const deltas = parseSse(text)
+      .map((message) => JSON.parse(message.data))
+      .filter((payload) => payload.delta?.type === "input_json_delta");
+    expect(deltas.map((payload) => payload.delta.partial_json)).toEqual([sent]);
+  });
+
   test("the model override and id show in message_start, with a placeholder output count", () => {
     const text = encodeAll([start, finish], { model: "claude-sonnet-4-5", id: "msg_parley" });
     const first = JSON.parse(parseSse(text)[0]!.data);

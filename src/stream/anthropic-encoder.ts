@@ -5,6 +5,7 @@ import type { StreamError, StreamEvent } from "../core/stream-events.js";
 import type { Usage } from "../core/usage.js";
 import { anthropicStopReasonFromCore } from "../formats/anthropic/map-stop-reason.js";
 import { coreUsageToAnthropic } from "../formats/anthropic/usage.js";
+import { parseToolInput } from "./accumulate.js";
 import { formatSse } from "./sse.js";
 
 /**
@@ -45,6 +46,8 @@ class Encoder implements AnthropicStreamEncoder {
   private openBlock: OpenBlock | undefined;
   private openPart: Part | undefined;
   private signatureSent = false;
+  /** The open tool block's input, sent whole at its end (see `toolInput`). */
+  private toolJson: string[] = [];
   private knownUsage: Partial<Usage> = {};
 
   constructor(private readonly options: AnthropicStreamEncoderOptions) {}
@@ -89,8 +92,8 @@ class Encoder implements AnthropicStreamEncoder {
         this.signatureSent = true;
         return this.delta(JSON.stringify({ type: "signature_delta", signature: event.signature }));
       case "tool-input-delta":
-        if (this.openBlock !== "tool" || event.partialJson === "") return "";
-        return this.delta(JSON.stringify({ type: "input_json_delta", partial_json: event.partialJson }));
+        if (this.openBlock === "tool" && event.partialJson !== "") this.toolJson.push(event.partialJson);
+        return "";
       case "opaque-delta":
         if (this.openBlock === undefined || this.openBlock === "skip" || !isRecord(event.delta)) return "";
         if (typeof event.delta.type !== "string") return "";
@@ -196,6 +199,13 @@ class Encoder implements AnthropicStreamEncoder {
     return follow === "" ? out : out + this.delta(follow);
   }
 
+  private toolInput(): string {
+    const text = this.toolJson.join("");
+    this.toolJson = [];
+    if (text === "") return "";
+    return this.delta(JSON.stringify({ type: "input_json_delta", partial_json: wholeToolInput(text) }));
+  }
+
   private delta(deltaJson: string): string {
     return formatSse(
       "content_block_delta",
@@ -208,7 +218,7 @@ class Encoder implements AnthropicStreamEncoder {
     if (open === undefined) return "";
     this.openBlock = undefined;
     if (open === "skip") return "";
-    let out = "";
+    let out = open === "tool" ? this.toolInput() : "";
     const part = this.openPart;
     if (open === "thinking" && !this.signatureSent && part?.type === "thinking") {
       // Claude Code drops unsigned thinking: sign it with its origin, as from-core does
@@ -217,6 +227,24 @@ class Encoder implements AnthropicStreamEncoder {
     }
     return `${out}${formatSse("content_block_stop", `{"type":"content_block_stop","index":${this.wireIndex}}`)}`;
   }
+}
+
+/**
+ * A tool block's input goes out as one `input_json_delta` when the block ends: the arguments an
+ * OpenAI-compatible model streamed are then known to be a JSON object, as Anthropic clients parse them (the
+ * SDK's `finalMessage()` throws on anything else). Valid input keeps its bytes; invalid JSON is repaired and a
+ * value that is not an object is wrapped as `{"value": ...}`, exactly as the whole-answer conversion does.
+ */
+function wholeToolInput(text: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+    if (isRecord(value)) return text;
+  } catch {
+    value = parseToolInput(text).input;
+    if (isRecord(value)) return JSON.stringify(value);
+  }
+  return JSON.stringify({ value });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
