@@ -72,4 +72,24 @@ describe("OpenAI stream encoder", () => {
     expect(lines[4]).toBe('data: {"error":{"message":"busy","type":"overloaded_error","code":529}}\n\n');
     expect(encoder.done()).toBe("data: [DONE]\n\n");
   });
+
+  test('a call with no argument fragments gets "{}", or its whole input, never an empty string', () => {
+    const encoder = createOpenAIStreamEncoder({ model: "m", id: "x", created: 1 });
+    const argumentsOf = (events: StreamEvent[]) =>
+      events
+        .map((event) => encoder.encode(event))
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line.slice("data: ".length)).choices[0].delta.tool_calls[0].function.arguments)
+        .join("");
+    const call = (index: number, input: unknown): StreamEvent => ({
+      type: "block-start",
+      index,
+      part: { type: "tool_call", id: `c${index}`, name: "f", input },
+    });
+    encoder.encode({ type: "message-start", id: "up", model: "u" });
+    expect(argumentsOf([call(0, {}), { type: "block-end", index: 0 }])).toBe("{}");
+    expect(argumentsOf([call(1, { a: 1 }), { type: "block-end", index: 1 }])).toBe('{"a":1}');
+    const streamed: StreamEvent[] = [call(2, {}), { type: "tool-input-delta", index: 2, partialJson: '{"b":2}' }];
+    expect(argumentsOf([...streamed, { type: "block-end", index: 2 }])).toBe('{"b":2}');
+  });
 });

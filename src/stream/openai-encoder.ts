@@ -34,6 +34,8 @@ class StreamEncoder implements OpenAIStreamEncoder {
   private readonly mode: ReasoningMode;
   /** Block index -> OpenAI tool-call index, for tool-call blocks. */
   private readonly toolIndexes = new Map<number, number>();
+  /** Tool blocks whose arguments have not gone out yet: their input from the block's start. */
+  private readonly toolsWithoutArguments = new Map<number, unknown>();
   private readonly thinkingBlocks = new Set<number>();
   private toolCount = 0;
 
@@ -53,6 +55,7 @@ class StreamEncoder implements OpenAIStreamEncoder {
         if (part.type === "tool_call") {
           const toolIndex = this.toolCount++;
           this.toolIndexes.set(event.index, toolIndex);
+          this.toolsWithoutArguments.set(event.index, part.input);
           const call = {
             index: toolIndex,
             id: part.id,
@@ -75,9 +78,11 @@ class StreamEncoder implements OpenAIStreamEncoder {
       case "tool-input-delta": {
         const toolIndex = this.toolIndexes.get(event.index);
         if (toolIndex === undefined || event.partialJson === "") return "";
+        this.toolsWithoutArguments.delete(event.index);
         return this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: event.partialJson } }] });
       }
       case "block-end":
+        if (this.toolsWithoutArguments.has(event.index)) return this.wholeArguments(event.index);
         if (this.thinkingBlocks.delete(event.index) && this.mode === "think-tags")
           return this.chunk({ content: "</think>" });
         return "";
@@ -103,6 +108,18 @@ class StreamEncoder implements OpenAIStreamEncoder {
 
   done(): string {
     return "data: [DONE]\n\n";
+  }
+
+  /**
+   * A call with no argument fragments (no arguments at all, or its input given whole at the block's start)
+   * still gets its arguments, as OpenAI sends them: `"{}"` for none, never an empty string a client cannot parse.
+   */
+  private wholeArguments(blockIndex: number): string {
+    const input = this.toolsWithoutArguments.get(blockIndex);
+    this.toolsWithoutArguments.delete(blockIndex);
+    const toolIndex = this.toolIndexes.get(blockIndex)!;
+    const args = JSON.stringify(input ?? {});
+    return this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: args } }] });
   }
 
   private thinking(text: string): string {
