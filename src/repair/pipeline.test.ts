@@ -115,10 +115,43 @@ describe("repair for Anthropic", () => {
     const history = [user("q1"), kimiTurn, user(result("functions.read:0")), claudeTurn, user("q2")];
     const { messages, report } = repair(history, anthropic);
     expect(messages[1]!.parts[0]).toEqual({ type: "text", text: "Kimi's reasoning" });
-    expect(messages[1]!.parts.slice(1)).toEqual(kimiTurn.parts.slice(1));
+    // Kimi's tool ids do not match Anthropic's pattern: the call and its result are renamed alike.
+    expect(messages[1]!.parts.slice(1)).toEqual([
+      kimiTurn.parts[1],
+      { ...call("functions.read:0"), id: "functions_read_0" },
+    ]);
+    expect(messages[2]!.parts).toEqual([{ ...result("functions.read:0"), toolCallId: "functions_read_0" }]);
     expect(messages[3]).toBe(claudeTurn);
-    expect(report).toEqual([expect.objectContaining({ action: "thinking-to-text", messageIndex: 1, partIndex: 0 })]);
+    expect(report.map((entry) => [entry.action, entry.messageIndex, entry.partIndex])).toEqual([
+      ["thinking-to-text", 1, 0],
+      ["renamed-tool-call-id", 1, 2],
+      ["renamed-tool-result-id", 2, 0],
+    ]);
     expect(report[0]!.reason).toContain("kimi");
+    expect(validateFor(messages, anthropic)).toEqual([]);
+  });
+
+  test("a tool id used twice gets a new one; the results follow their calls in order", () => {
+    const history = [
+      user("q"),
+      assistant(call("call_0"), call("call_0", "other")),
+      user(result("call_0", "first"), result("call_0", "second")),
+      assistant(call("call_0_2")),
+      user(result("call_0_2")),
+    ];
+    expect(validateFor(history, anthropic).map((violation) => violation.message)).toContain(
+      "`tool_use` ids must be unique",
+    );
+    const { messages, report } = repair(history, anthropic);
+    // call_0_2 is taken by a later call, so the second call_0 becomes call_0_3.
+    expect(messages[1]!.parts.map((part) => part.type === "tool_call" && part.id)).toEqual(["call_0", "call_0_3"]);
+    expect(messages[2]!.parts).toEqual([
+      result("call_0", "first"),
+      { ...result("call_0", "second"), toolCallId: "call_0_3" },
+    ]);
+    expect(messages[3]).toBe(history[3]);
+    expect(report.map((entry) => entry.action)).toEqual(["renamed-tool-call-id", "renamed-tool-result-id"]);
+    expect(validateFor(messages, anthropic)).toEqual([]);
   });
 
   test("the last assistant message's foreign thinking becomes text while its signed thinking stays identical", () => {

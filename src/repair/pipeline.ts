@@ -1,5 +1,6 @@
 import type { Message } from "../core/index.js";
 import { alternateRoles } from "./alternate-roles.js";
+import { anthropicToolIds } from "./anthropic-tool-ids.js";
 import { closeOrphanedToolCalls } from "./close-orphaned-tool-calls.js";
 import { dropEmpty } from "./drop-empty.js";
 import { foreignThinkingToText } from "./foreign-thinking-to-text.js";
@@ -28,6 +29,7 @@ function passesFor(target: RepairTarget): Pass[] {
       misplacedPartsToText,
       dropEmpty("anthropic"),
       mergeConsecutiveRoles,
+      anthropicToolIds,
       orphanToolResultsToText("next-message"),
       closeOrphanedToolCalls("next-message"),
       moveToolResultsFirst("next-message"),

@@ -1,4 +1,5 @@
 import { formatPath, type Message } from "../core/index.js";
+import { ANTHROPIC_TOOL_ID } from "./anthropic-tool-ids.js";
 import { isForeignThinking } from "./foreign-thinking-to-text.js";
 import { isBlank, type Violation } from "./history.js";
 import { answerOwners } from "./tool-zones.js";
@@ -18,6 +19,7 @@ export function validateAnthropic(messages: readonly Message[]): Violation[] {
   );
   let previousRole: string | undefined;
   let seenNonSystem = false;
+  const toolIds = new Set<string>();
   messages.forEach((message, index) => {
     const { role } = message;
     if (role === "system") {
@@ -35,6 +37,13 @@ export function validateAnthropic(messages: readonly Message[]): Violation[] {
       return;
     }
     checkParts(message, index, add);
+    message.parts.forEach((part, partIndex) => {
+      if (part.type !== "tool_call" || message.role !== "assistant") return;
+      if (!ANTHROPIC_TOOL_ID.test(part.id))
+        add("String should match pattern '^[a-zA-Z0-9_-]+$'", index, "content", partIndex, "id");
+      else if (toolIds.has(part.id)) add("`tool_use` ids must be unique", index, "content", partIndex, "id");
+      toolIds.add(part.id);
+    });
     if (role === "assistant") checkCallsAnswered(messages, index, owners, add);
     if (role === "user") checkResults(messages, index, owners[index]!, add);
   });
