@@ -101,4 +101,18 @@ describe("normalize", () => {
       ]),
     ).toThrow(/entries\[1\]/);
   });
+
+  test("an orchestrator's answer that is not a string is kept: blocks as blocks, anything else as its JSON text", () => {
+    const { messages, report } = normalize([
+      { input: "q", output: [{ type: "text", text: "the answer" }] },
+      { input: "q2", output: { text: "ans2" } },
+    ]);
+    expect(messages.map((message) => [message.role, message.parts])).toEqual([
+      ["user", [{ type: "text", text: "q" }]],
+      ["assistant", [{ type: "text", text: "the answer" }]],
+      ["user", [{ type: "text", text: "q2" }]],
+      ["assistant", [{ type: "text", text: JSON.stringify({ text: "ans2" }, null, 2) }]],
+    ]);
+    expect(report[1]!.note).toContain("output kept as its JSON text");
+  });
 });

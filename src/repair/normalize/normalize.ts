@@ -92,8 +92,14 @@ function orchestratorItems(record: Record<string, unknown>, index: number, repor
     reported.note = "context kept as a text block before the input";
   }
   const items: WireItem[] = [{ api: "anthropic", index, wire: { role: "user", content } }];
-  if (typeof output === "string" && output !== "")
+  if (output === undefined || output === null || output === "") return items;
+  // The answer: text, Anthropic blocks, or anything else kept as its JSON text (never dropped).
+  if (typeof output === "string" || Array.isArray(output)) {
     items.push({ api: "anthropic", index, wire: { role: "assistant", content: output } });
+  } else {
+    items.push({ api: "anthropic", index, wire: { role: "assistant", content: JSON.stringify(output, null, 2) } });
+    reported.note = `${reported.note === undefined ? "" : `${reported.note}; `}output kept as its JSON text`;
+  }
   return items;
 }
 
