@@ -1,5 +1,5 @@
-import type { Message } from "../core/index.js";
-import { entryForPart, isBlank, type Pass, rewriteParts, type Slot } from "./history.js";
+import type { Message, Part, ToolResultPart } from "../core/index.js";
+import { entryForPart, isBlank, type Pass, type RepairEntry, rewriteParts, type Slot } from "./history.js";
 
 /**
  * Anthropic answers 400 to an empty message ("all messages must have non-empty content except for the
@@ -29,6 +29,7 @@ export function dropEmpty(api: "anthropic" | "openai"): Pass {
         kept = undefined;
       } else if (api === "anthropic") {
         kept = rewriteParts(slot, (part, partIndex) => {
+          if (part.type === "tool_result") return withoutBlankResultText(part, slot, partIndex, report);
           if (part.type !== "text" || !isBlank(part.text)) return undefined;
           report.push(
             entryForPart(
@@ -46,4 +47,19 @@ export function dropEmpty(api: "anthropic" | "openai"): Pass {
     }
     return out ?? slots;
   };
+}
+
+/** The same rule inside a tool result's content: a blank text block there is refused too. */
+function withoutBlankResultText(
+  part: ToolResultPart,
+  slot: Slot,
+  partIndex: number,
+  report: RepairEntry[],
+): Part[] | undefined {
+  if (typeof part.content === "string") return undefined;
+  const content = part.content.filter((inner) => inner.type !== "text" || !isBlank(inner.text));
+  if (content.length === part.content.length) return undefined;
+  const reason = "Anthropic rejects text blocks without non-whitespace text, inside a tool result too";
+  report.push(entryForPart(slot, partIndex, "removed-empty-block", reason));
+  return [{ ...part, content }];
 }

@@ -131,6 +131,25 @@ describe("repair for Anthropic", () => {
     expect(validateFor(messages, anthropic)).toEqual([]);
   });
 
+  test("a blank text block inside a tool result goes too, the rest of the result stays", () => {
+    const blankInside: Part = {
+      type: "tool_result",
+      toolCallId: "call_1",
+      content: [
+        { type: "text", text: " " },
+        { type: "text", text: "output" },
+      ],
+    };
+    const history = [user("q"), assistant(call("call_1")), user(blankInside)];
+    expect(validateFor(history, anthropic).map((violation) => violation.path)).toEqual([
+      "messages[2].content[0].content[0]",
+    ]);
+    const { messages, report } = repair(history, anthropic);
+    expect(messages[2]!.parts).toEqual([{ ...blankInside, content: [{ type: "text", text: "output" }] }]);
+    expect(report).toEqual([expect.objectContaining({ action: "removed-empty-block", messageIndex: 2, partIndex: 0 })]);
+    expect(validateFor(messages, anthropic)).toEqual([]);
+  });
+
   test("a tool id used twice gets a new one; the results follow their calls in order", () => {
     const history = [
       user("q"),

@@ -89,6 +89,19 @@ function checkParts(message: Message, index: number, add: Add): void {
         );
       }
     }
+    if (part.type === "tool_result" && typeof part.content !== "string") {
+      part.content.forEach((inner, innerIndex) => {
+        if (inner.type === "text" && isBlank(inner.text))
+          add(
+            "text content blocks must contain non-whitespace text",
+            index,
+            "content",
+            partIndex,
+            "content",
+            innerIndex,
+          );
+      });
+    }
     if (part.type === "tool_result" && message.role !== "user") {
       add("`tool_result` blocks can only be in user messages", index, "content", partIndex);
     }
