@@ -257,8 +257,8 @@ describe("OpenAI stream decoder", () => {
     ]);
   });
 
-  test("unknown finish_reason maps to other with the raw value kept", () => {
+  test("a finish_reason a server made up still ends the turn (Anthropic clients know no other), its raw value kept", () => {
     const sse = `data: ${JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta: { content: "a" }, finish_reason: "eos_token" }] })}\n\n`;
-    expect(accumulate(run(sse)).stopReason).toEqual({ unified: "other", raw: "eos_token" });
+    expect(accumulate(run(sse)).stopReason).toEqual({ unified: "end_turn", raw: "eos_token" });
   });
 });
