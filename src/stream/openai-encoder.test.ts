@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "../core/index.js";
+import { coreToOpenAIResponse } from "../formats/openai-chat/from-core.js";
 import { accumulate } from "./accumulate.js";
 import { createOpenAIStreamDecoder } from "./openai-decoder.js";
 import { createOpenAIStreamEncoder } from "./openai-encoder.js";
@@ -92,4 +93,33 @@ describe("OpenAI stream encoder", () => {
     const streamed: StreamEvent[] = [call(2, {}), { type: "tool-input-delta", index: 2, partialJson: '{"b":2}' }];
     expect(argumentsOf([...streamed, { type: "block-end", index: 2 }])).toBe('{"b":2}');
   });
+
+  test.each(["reasoning_content", "reasoning"] as const)(
+    "several thinking blocks stream into %s as the whole answer joins them, text given at a block's start included",
+    (field) => {
+      const events: StreamEvent[] = [
+        { type: "message-start", id: "m", model: "u" },
+        { type: "block-start", index: 0, part: { type: "thinking", thinking: "A" } },
+        { type: "block-end", index: 0 },
+        { type: "block-start", index: 1, part: { type: "text", text: "" } },
+        { type: "text-delta", index: 1, text: "t" },
+        { type: "block-end", index: 1 },
+        { type: "block-start", index: 2, part: { type: "thinking", thinking: "" } },
+        { type: "thinking-delta", index: 2, thinking: "B" },
+        { type: "block-end", index: 2 },
+        {
+          type: "finish",
+          stopReason: { unified: "end_turn", raw: "end_turn" },
+          usage: { inputTokens: 1, outputTokens: 1 },
+        },
+      ];
+      const streamed = parseSse(encode(events, field))
+        .filter((message) => message.data !== "[DONE]")
+        .map((message) => JSON.parse(message.data).choices[0]?.delta?.[field] ?? "")
+        .join("");
+      const whole = coreToOpenAIResponse(accumulate(events), { reasoning: field }).value.choices[0]!.message;
+      expect(streamed).toBe((whole as unknown as Record<string, string>)[field]);
+      expect(streamed).toBe("A\n\nB");
+    },
+  );
 });

@@ -37,6 +37,8 @@ class StreamEncoder implements OpenAIStreamEncoder {
   /** Tool blocks whose arguments have not gone out yet: their input from the block's start. */
   private readonly toolsWithoutArguments = new Map<number, unknown>();
   private readonly thinkingBlocks = new Set<number>();
+  /** Thinking blocks started so far: in one reasoning field they are joined by a blank line, as whole answers are. */
+  private thinkingCount = 0;
   private toolCount = 0;
 
   constructor(private readonly options: OpenAIStreamEncoderOptions) {
@@ -66,7 +68,11 @@ class StreamEncoder implements OpenAIStreamEncoder {
         }
         if (part.type === "thinking") {
           this.thinkingBlocks.add(event.index);
-          if (this.mode === "think-tags") return this.chunk({ content: "<think>" });
+          const separated =
+            this.thinkingCount++ > 0 && (this.mode === "reasoning_content" || this.mode === "reasoning");
+          const opening =
+            this.mode === "think-tags" ? this.chunk({ content: "<think>" }) : separated ? this.thinking("\n\n") : "";
+          return part.thinking === "" ? opening : opening + this.thinking(part.thinking);
         }
         if (part.type === "text" && part.text !== "") return this.chunk({ content: part.text });
         return "";
