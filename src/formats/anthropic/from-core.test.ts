@@ -80,8 +80,10 @@ describe("core -> anthropic request", () => {
       expect.objectContaining({ code: "opaque-block-dropped", path: "messages[1].content[3]" }),
     );
     const topLevel = lossy.find((entry) => entry.code === "openai-fields-dropped" && entry.path === undefined);
-    for (const field of ["frequency_penalty", "response_format", "n", "logprobs", "stream_options", "service_tier"])
+    for (const field of ["frequency_penalty", "response_format", "n", "logprobs", "service_tier"])
       expect(topLevel?.message).toContain(field);
+    // Asking for usage asks for what an Anthropic stream always carries.
+    expect(topLevel?.message).not.toContain("stream_options");
   });
 
   test("a null OpenAI field carries nothing and is not reported as dropped", () => {
@@ -94,6 +96,16 @@ describe("core -> anthropic request", () => {
     });
     expect(nullLossy).toEqual([]);
     expect(value.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "a" }] });
+  });
+
+  test("stream_options asking for usage is not reported: an Anthropic stream always carries usage", () => {
+    const { lossy: usageLossy } = coreToAnthropicRequest({
+      model: "m",
+      messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }],
+      stream: true,
+      extra: { stream_options: { include_usage: true } },
+    });
+    expect(usageLossy).toEqual([]);
   });
 
   test("max_tokens defaults above a thinking budget", () => {

@@ -230,6 +230,12 @@ class Writer {
   }
 }
 
+/** `stream_options: {include_usage}` asks for what an Anthropic stream always carries: nothing is lost. */
+function carriedAnyway(key: string, value: unknown): boolean {
+  if (key !== "stream_options" || typeof value !== "object" || value === null) return false;
+  return Object.keys(value).every((name) => name === "include_usage");
+}
+
 function mediaSourceToAnthropic(source: MediaSource): AnthropicMediaSource {
   switch (source.type) {
     case "base64":
@@ -280,9 +286,9 @@ export function coreToAnthropicRequest(request: ConversationRequest): Converted<
   const dropped: string[] = [];
   for (const key in extra) {
     const value = extra[key];
-    if (OPENAI_REQUEST_FIELDS.has(key) || (key === "service_tier" && !ANTHROPIC_SERVICE_TIERS.has(value)))
-      dropped.push(key);
-    else if (key !== "metadata" && key !== "output_config") body[key] = value;
+    if (OPENAI_REQUEST_FIELDS.has(key) || (key === "service_tier" && !ANTHROPIC_SERVICE_TIERS.has(value))) {
+      if (!carriedAnyway(key, value)) dropped.push(key);
+    } else if (key !== "metadata" && key !== "output_config") body[key] = value;
   }
   if (dropped.length > 0) writer.dropped(dropped, []);
   const metadata = extra.metadata;
