@@ -262,6 +262,7 @@ describe("what Claude Code sends is accepted", () => {
             index: 0,
             message: { role: "assistant", content: null, refusal: "I can't help with that." },
             finish_reason: "stop",
+            logprobs: { content: [{ token: "I", logprob: -0.1, bytes: [73], top_logprobs: [] }] },
           },
           { index: 1, message: { role: "assistant", content: "second" }, finish_reason: "stop" },
         ],
@@ -273,6 +274,7 @@ describe("what Claude Code sends is accepted", () => {
     const lossy = JSON.parse(reply.headers["x-parley-lossy"] as string) as Array<{ code: string; path?: string }>;
     expect(lossy).toEqual([
       expect.objectContaining({ code: "extra-choices-dropped", path: "response.choices" }),
+      expect.objectContaining({ code: "logprobs-dropped", path: "response.choices[0].logprobs" }),
       expect.objectContaining({ code: "refusal-as-text", path: "response.choices[0].message.refusal" }),
     ]);
   });

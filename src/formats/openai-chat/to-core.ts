@@ -107,6 +107,14 @@ export function openaiResponseToCore(
       path: "choices",
     });
   }
+  const logprobs = (choice as { logprobs?: unknown } | undefined)?.logprobs;
+  if (logprobs !== undefined && logprobs !== null) {
+    lossy.push({
+      code: "logprobs-dropped",
+      message: "token log probabilities have no place in the canonical answer",
+      path: "choices[0].logprobs",
+    });
+  }
   const refusal = choice?.message?.refusal;
   if (typeof refusal === "string" && refusal !== "") {
     lossy.push({
