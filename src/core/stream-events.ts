@@ -84,6 +84,11 @@ export interface FinishEvent {
   stopReason: StopReason;
   stopSequence?: string | null;
   usage: Usage;
+  /**
+   * What an Anthropic source's `message_delta` carried beyond what the core maps (`delta.stop_details`,
+   * `usage.server_tool_use`...), so that an Anthropic client gets it back as it came.
+   */
+  extra?: { delta?: Record<string, unknown>; usage?: Record<string, unknown> };
 }
 
 /** The upstream failed mid-stream; ends the stream. */

@@ -36,6 +36,7 @@ class AnthropicStreamDecoder implements IncrementalDecoder<SseMessage> {
   private usage: Partial<Usage> = {};
   private stopReason: string | null = null;
   private stopSequence: string | null | undefined;
+  private readonly finishExtra: NonNullable<FinishEvent["extra"]> = {};
 
   push(message: SseMessage): StreamEvent[] {
     if (this.done) return NONE;
@@ -147,12 +148,18 @@ class AnthropicStreamDecoder implements IncrementalDecoder<SseMessage> {
 
   private messageDelta(delta: Payload | undefined, usage: AnthropicUsage | undefined): StreamEvent[] {
     if (delta) {
-      if (typeof delta.stop_reason === "string") this.stopReason = delta.stop_reason;
-      if ("stop_sequence" in delta && (typeof delta.stop_sequence === "string" || delta.stop_sequence === null))
-        this.stopSequence = delta.stop_sequence;
+      const { stop_reason, stop_sequence, ...rest } = delta;
+      if (typeof stop_reason === "string") this.stopReason = stop_reason;
+      if ("stop_sequence" in delta && (typeof stop_sequence === "string" || stop_sequence === null))
+        this.stopSequence = stop_sequence;
+      if (Object.keys(rest).length > 0) Object.assign((this.finishExtra.delta ??= {}), rest);
     }
     // cumulative: the latest value of each count wins, input tokens included when restated
-    if (usage) Object.assign(this.usage, partialAnthropicUsageToCore(usage));
+    if (usage) {
+      Object.assign(this.usage, partialAnthropicUsageToCore(usage));
+      const { rest } = anthropicUsageToCore(usage);
+      if (Object.keys(rest).length > 0) Object.assign((this.finishExtra.usage ??= {}), rest);
+    }
     return NONE;
   }
 
@@ -165,6 +172,7 @@ class AnthropicStreamDecoder implements IncrementalDecoder<SseMessage> {
     const usage: Usage = { inputTokens: 0, outputTokens: 0, ...this.usage };
     const finish: FinishEvent = { type: "finish", stopReason: mapAnthropicStopReason(this.stopReason), usage };
     if (this.stopSequence !== undefined) finish.stopSequence = this.stopSequence;
+    if (this.finishExtra.delta !== undefined || this.finishExtra.usage !== undefined) finish.extra = this.finishExtra;
     events.push(finish);
     this.done = true;
     return events;

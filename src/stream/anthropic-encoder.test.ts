@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { decodeOriginSignature } from "../core/reasoning-origin.js";
@@ -154,6 +155,16 @@ describe("anthropic stream encoder", () => {
       .filter((payload) => payload.delta?.type === "input_json_delta");
     expect(deltas.map((payload) => payload.delta.partial_json)).toEqual([sent]);
   });
+
+  test.each(["claude-sonnet-4-web-search.sse", "claude-sonnet-4.5-pause-turn-web-search.sse"])(
+    "%s: the final message_delta comes back as it came, server_tool_use and stop_details included",
+    (name) => {
+      const sse = readFileSync(new URL(`../../test/fixtures/anthropic/${name}`, import.meta.url), "utf8");
+      const finalDelta = (text: string) =>
+        JSON.parse(parseSse(text).find((message) => message.event === "message_delta")!.data);
+      expect(finalDelta(encodeAll(decodeAll(parseSse(sse))))).toEqual(finalDelta(sse));
+    },
+  );
 
   test("the model override and id show in message_start, with a placeholder output count", () => {
     const text = encodeAll([start, finish], { model: "claude-sonnet-4-5", id: "msg_parley" });

@@ -105,16 +105,16 @@ class Encoder implements AnthropicStreamEncoder {
         this.ended = true;
         // cumulative, as Anthropic sends it: counts known from message_start are restated unless updated
         const known = this.knownUsage;
-        const usage = coreUsageToAnthropic({
-          ...known,
-          ...event.usage,
-          outputTokens: event.usage.outputTokens,
-        });
+        const usage = coreUsageToAnthropic(
+          { ...known, ...event.usage, outputTokens: event.usage.outputTokens },
+          event.extra?.usage,
+        );
         const delta = {
           type: "message_delta",
           delta: {
             stop_reason: anthropicStopReasonFromCore(event.stopReason),
             stop_sequence: event.stopSequence ?? null,
+            ...event.extra?.delta,
           },
           usage,
         };
