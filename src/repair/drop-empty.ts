@@ -9,9 +9,13 @@ import { entryForPart, isBlank, type Pass, type RepairEntry, rewriteParts, type 
  * for them only messages with no content at all go.
  */
 export function isEmptyMessage(message: Message, api: "anthropic" | "openai"): boolean {
-  return message.parts.every(
-    (part) => part.type === "text" && (api === "anthropic" ? isBlank(part.text) : part.text === ""),
-  );
+  if (api === "openai") {
+    // Redacted thinking cannot go to an OpenAI-compatible API: a message of nothing else would go out empty.
+    return message.parts.every(
+      (part) => (part.type === "text" && part.text === "") || part.type === "redacted_thinking",
+    );
+  }
+  return message.parts.every((part) => part.type === "text" && isBlank(part.text));
 }
 
 export function dropEmpty(api: "anthropic" | "openai"): Pass {
@@ -21,9 +25,12 @@ export function dropEmpty(api: "anthropic" | "openai"): Pass {
       const slot = slots[index]!;
       let kept: Slot | undefined = slot;
       if (isEmptyMessage(slot.message, api)) {
+        const onlyRedacted = slot.message.parts.some((part) => part.type === "redacted_thinking");
         report.push({
           action: "removed-empty-message",
-          reason: `a ${slot.message.role} message with no content is rejected by the API`,
+          reason: onlyRedacted
+            ? `a ${slot.message.role} message of redacted thinking only would reach an OpenAI-compatible API empty`
+            : `a ${slot.message.role} message with no content is rejected by the API`,
           messageIndex: slot.source,
         });
         kept = undefined;

@@ -362,6 +362,17 @@ describe("repair for OpenAI-compatible targets", () => {
     expect(validateFor(messages, target)).toEqual([]);
   });
 
+  test("an assistant message of redacted thinking only goes (it would reach the API empty); repairing again changes nothing", () => {
+    const redacted: Part = { type: "redacted_thinking", data: "EmwKAhgBEgy3" };
+    const history = [user("q"), assistant(redacted), user("q2")];
+    const target = { api: "openai" } as const;
+    expect(validateFor(history, target).map((violation) => violation.path)).toEqual(["messages[1]"]);
+    const { messages, report } = repair(history, target);
+    expect(messages).toEqual([user("q"), user("q2")]);
+    expect(report).toEqual([expect.objectContaining({ action: "removed-empty-message", messageIndex: 1 })]);
+    expect(repair(messages, target).report).toEqual([]);
+  });
+
   test("Kimi and DeepSeek get placeholder reasoning on tool-call turns that lack it", () => {
     const target = { api: "openai", compat: { requiresReasoningOnToolCallTurns: true }, provider: "kimi" } as const;
     const withReasoning = assistant(unsigned("why"), call("functions.a:0"));
