@@ -152,13 +152,13 @@ class AnthropicStreamDecoder implements IncrementalDecoder<SseMessage> {
       if (typeof stop_reason === "string") this.stopReason = stop_reason;
       if ("stop_sequence" in delta && (typeof stop_sequence === "string" || stop_sequence === null))
         this.stopSequence = stop_sequence;
-      if (Object.keys(rest).length > 0) Object.assign((this.finishExtra.delta ??= {}), rest);
+      if (Object.keys(rest).length > 0) this.finishExtra.delta = { ...this.finishExtra.delta, ...rest };
     }
     // cumulative: the latest value of each count wins, input tokens included when restated
     if (usage) {
       Object.assign(this.usage, partialAnthropicUsageToCore(usage));
       const { rest } = anthropicUsageToCore(usage);
-      if (Object.keys(rest).length > 0) Object.assign((this.finishExtra.usage ??= {}), rest);
+      if (Object.keys(rest).length > 0) this.finishExtra.usage = { ...this.finishExtra.usage, ...rest };
     }
     return NONE;
   }
