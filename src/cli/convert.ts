@@ -200,12 +200,15 @@ export async function convertStream(
   const read = (message: SseMessage) => {
     messages++;
     if (message.data !== "[DONE]") {
+      let value: { choices?: unknown } | null;
       try {
-        const value = JSON.parse(message.data) as { choices?: Array<{ index?: unknown }> };
-        if (from === "openai" && value?.choices?.some((choice) => (choice?.index ?? 0) !== 0)) extraChoices = true;
+        value = JSON.parse(message.data) as { choices?: unknown } | null;
       } catch {
+        value = null;
         problems.push(`event ${messages - 1}: data is not JSON: ${message.data.slice(0, 80)}`);
       }
+      const choices = from === "openai" && Array.isArray(value?.choices) ? (value.choices as unknown[]) : [];
+      if (choices.some((choice) => ((choice as { index?: unknown } | null)?.index ?? 0) !== 0)) extraChoices = true;
     }
     emit(decoder.push(message));
   };
