@@ -169,8 +169,10 @@ describe("OpenAI stream decoder", () => {
             merged.push(choices[(picks[pick++] ?? 0) % choices.length]!.shift()!);
           }
           const sse = merged.map((toolCall) => chunk({ tool_calls: [toolCall] })).join("");
+          // The input as its JSON carries it (-0 arrives as 0).
+          const sent = (input: unknown) => JSON.parse(JSON.stringify(input)) as unknown;
           expect(shape(run(sse))).toEqual(
-            specs.map((spec, index) => ["tool", `call_${index}`, `tool_${index}`, spec.input]),
+            specs.map((spec, index) => ["tool", `call_${index}`, `tool_${index}`, sent(spec.input)]),
           );
         }),
       );
