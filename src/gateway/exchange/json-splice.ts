@@ -1,3 +1,5 @@
+import { findJsonEnd, skipWhitespace } from "../../stream/text-tool-calls/json-text.js";
+
 /**
  * Replaces the value of one top-level string field in a JSON object's text and leaves every other byte as it
  * was: the client's own body can then go to an Anthropic upstream with only `model` renamed (invariant 8),
@@ -6,37 +8,24 @@
  * Every top-level occurrence is replaced, so that a duplicated key reads the same to any parser.
  */
 export function replaceTopLevelString(text: string, key: string, value: string): string | undefined {
+  let index = skipWhitespace(text, 0);
+  if (text.charCodeAt(index) !== OPEN_BRACE) return undefined;
   const spans: Array<[number, number]> = [];
-  let depth = 0;
-  let expectKey = false;
-  let index = 0;
-  while (index < text.length) {
-    const char = text.charCodeAt(index);
-    if (char === QUOTE) {
-      const end = stringEnd(text, index);
-      if (end === -1) return undefined;
-      if (depth !== 1 || !expectKey) {
-        index = end;
-        continue;
-      }
-      expectKey = false;
-      let valueStart = skipSpace(text, end);
-      if (text.charCodeAt(valueStart) !== COLON) return undefined;
-      valueStart = skipSpace(text, valueStart + 1);
-      if (text.charCodeAt(valueStart) === QUOTE && keyName(text.slice(index, end)) === key) {
-        const valueEnd = stringEnd(text, valueStart);
-        if (valueEnd === -1) return undefined;
-        spans.push([valueStart, valueEnd]);
-        index = valueEnd;
-      } else index = valueStart;
-      continue;
-    }
-    if (char === OPEN_BRACE || char === OPEN_BRACKET) {
-      depth++;
-      expectKey = depth === 1 && char === OPEN_BRACE;
-    } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) depth--;
-    else if (char === COMMA && depth === 1) expectKey = true;
-    index++;
+  index = skipWhitespace(text, index + 1);
+  while (text.charCodeAt(index) !== CLOSE_BRACE) {
+    if (text.charCodeAt(index) !== QUOTE) return undefined;
+    const keyEnd = stringEnd(text, index);
+    if (keyEnd === -1) return undefined;
+    const colon = skipWhitespace(text, keyEnd);
+    if (text.charCodeAt(colon) !== COLON) return undefined;
+    const valueStart = skipWhitespace(text, colon + 1);
+    const valueEnd = valueEndAt(text, valueStart);
+    if (valueEnd === -1) return undefined;
+    if (text.charCodeAt(valueStart) === QUOTE && keyName(text.slice(index, keyEnd)) === key)
+      spans.push([valueStart, valueEnd]);
+    index = skipWhitespace(text, valueEnd);
+    if (text.charCodeAt(index) === COMMA) index = skipWhitespace(text, index + 1);
+    else if (text.charCodeAt(index) !== CLOSE_BRACE) return undefined;
   }
   if (spans.length === 0) return undefined;
   const replacement = JSON.stringify(value);
@@ -56,7 +45,28 @@ const COMMA = 0x2c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+
+/** Where the value that starts at `start` ends: a string, an object or array, or a literal; -1 if it does not. */
+function valueEndAt(text: string, start: number): number {
+  const first = text.charCodeAt(start);
+  if (first === QUOTE) return stringEnd(text, start);
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) return Math.max(-1, findJsonEnd(text, start));
+  let end = start;
+  while (end < text.length && isLiteralChar(text.charCodeAt(end))) end++;
+  return end === start ? -1 : end;
+}
+
+/** A character of a number, `true`, `false` or `null`. */
+function isLiteralChar(code: number): boolean {
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    code === 0x2e ||
+    code === 0x2b ||
+    code === 0x2d ||
+    code === 0x45
+  );
+}
 
 /** The index just past the string that opens at `start`, or -1 when it never closes. */
 function stringEnd(text: string, start: number): number {
@@ -68,15 +78,6 @@ function stringEnd(text: string, start: number): number {
     while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
     if (backslashes % 2 === 0) return quote + 1;
     index = quote + 1;
-  }
-}
-
-function skipSpace(text: string, index: number): number {
-  let at = index;
-  for (;;) {
-    const char = text.charCodeAt(at);
-    if (char !== 0x20 && char !== 0x0a && char !== 0x0d && char !== 0x09) return at;
-    at++;
   }
 }
 
