@@ -128,36 +128,27 @@ describe("repair on random histories", () => {
           return [];
         });
         const present = (value: string) => value.trim() === "" || texts.some((candidate) => candidate.includes(value));
+        // OpenAI-compatible APIs cannot take redacted thinking: a message of nothing else goes, reported.
+        const removedForOpenAI =
+          repairTarget.api === "openai" && report.some((entry) => entry.action === "removed-empty-message");
+        // A call may come back renamed (a repeated id), and its result with it: the same part, another id.
+        const renamed = (part: Part) =>
+          allParts(output).some((other) =>
+            other.type === "tool_call" && part.type === "tool_call"
+              ? other.id.startsWith(part.id) && other.name === part.name && other.input === part.input
+              : other.type === "tool_result" &&
+                part.type === "tool_result" &&
+                other.toolCallId.startsWith(part.toolCallId) &&
+                other.content === part.content,
+          );
         for (const part of allParts(messages)) {
           if (part.type === "text") expect(present(part.text)).toBe(true);
           if (part.type === "thinking") expect(parts.has(part) || present(part.thinking)).toBe(true);
-          // OpenAI-compatible APIs cannot take redacted thinking: a message of nothing else goes, reported.
-          const removedForOpenAI =
-            repairTarget.api === "openai" && report.some((entry) => entry.action === "removed-empty-message");
           if (part.type === "redacted_thinking") expect(parts.has(part) || removedForOpenAI).toBe(true);
-          // A call may come back renamed (a repeated id): the same call, another id.
-          const renamed = (call: Part) =>
-            allParts(output).some(
-              (other) =>
-                other.type === "tool_call" &&
-                call.type === "tool_call" &&
-                other.id.startsWith(call.id) &&
-                other.name === call.name &&
-                other.input === call.input,
-            );
           if (part.type === "tool_call")
             expect(parts.has(part) || renamed(part) || present(`[tool call ${part.id}: run`)).toBe(true);
-          // ...and its result follows it.
-          const renamedResult = (result: Part) =>
-            allParts(output).some(
-              (other) =>
-                other.type === "tool_result" &&
-                result.type === "tool_result" &&
-                other.toolCallId.startsWith(result.toolCallId) &&
-                other.content === result.content,
-            );
           if (part.type === "tool_result")
-            expect(parts.has(part) || renamedResult(part) || present(`[tool result for ${part.toolCallId}`)).toBe(true);
+            expect(parts.has(part) || renamed(part) || present(`[tool result for ${part.toolCallId}`)).toBe(true);
         }
       }),
       { numRuns: 500 },
