@@ -60,6 +60,13 @@ export function assistantToOpenAI(
           signatureDropped = true;
         const target = bound ? origin!.field! : mode;
         const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
+        if (originDetails === undefined && target !== "drop" && (detailsOf(part)?.length ?? 0) > 0) {
+          context.lossy.push({
+            code: "reasoning-details-dropped",
+            message: "the provider's reasoning_details (signatures, encrypted reasoning) go back only to that provider",
+            path,
+          });
+        }
         switch (target) {
           case "think-tags":
             pieces.push({ type: "text", text: `<think>${part.thinking}</think>` });

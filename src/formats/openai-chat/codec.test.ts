@@ -332,3 +332,31 @@ describe("compat presets", () => {
     expect(resolveCompat("vllm", "", { strictToolMessageOrder: true }).strictToolMessageOrder).toBe(true);
   });
 });
+
+describe("reasoning details that cannot go along", () => {
+  test("a provider's reasoning_details sent to another place are reported, never dropped silently", () => {
+    const origin = {
+      format: "openai" as const,
+      provider: "openrouter",
+      field: "reasoning_details" as const,
+      details: [{ type: "reasoning.encrypted", data: "gAAAA" }],
+    };
+    const messages: Message[] = [
+      { role: "user", parts: [{ type: "text", text: "q" }] },
+      {
+        role: "assistant",
+        parts: [
+          { type: "thinking", thinking: "plan", origin },
+          { type: "text", text: "a" },
+        ],
+      },
+    ];
+    const { lossy } = coreToOpenAIMessages(messages, { reasoning: "reasoning_content", provider: "vllm" });
+    expect(lossy).toContainEqual(
+      expect.objectContaining({ code: "reasoning-details-dropped", path: "messages[1].content[0]" }),
+    );
+    // Back to the provider it came from, they go along and nothing is reported.
+    const home = coreToOpenAIMessages(messages, { reasoning: "reasoning_content", provider: "openrouter" });
+    expect(home.lossy.filter((entry) => entry.code === "reasoning-details-dropped")).toEqual([]);
+  });
+});
