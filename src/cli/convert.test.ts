@@ -174,6 +174,16 @@ describe("parley convert: what cannot be carried, and input that is not what it 
     expect(stderr).toContain("'web_search_tool_result' has no OpenAI form [opaque-block-dropped]");
   });
 
+  test("pause_turn, which OpenAI has no finish_reason for, is reported as sent as stop", async () => {
+    const { code, stdout, stderr } = await convert(
+      ["stream", "--from", "anthropic", "--to", "openai"],
+      fixture("anthropic/claude-sonnet-4.5-pause-turn-web-search.sse"),
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain('"finish_reason":"stop"');
+    expect(stderr).toContain("[pause-turn-as-stop]");
+  });
+
   test("an error answer becomes the other format's error, not an empty message", async () => {
     const fromOpenAI = await convert(
       ["response", "--from", "openai", "--to", "anthropic"],

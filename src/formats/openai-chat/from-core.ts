@@ -58,6 +58,13 @@ export function coreToOpenAIResponse(
   const lossy = context.lossy.map((entry) =>
     entry.path === undefined ? entry : { ...entry, path: entry.path.replace(/^messages\[0\]/, "message") },
   );
+  if (response.stopReason.unified === "pause_turn") {
+    // The client is to send the turn back to let the server tools go on; OpenAI has no word for that.
+    lossy.push({
+      code: "pause-turn-as-stop",
+      message: "stop_reason pause_turn has no OpenAI finish_reason; sent as stop",
+    });
+  }
   return { value: body, lossy };
 }
 
