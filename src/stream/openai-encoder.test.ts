@@ -122,4 +122,14 @@ describe("OpenAI stream encoder", () => {
       expect(streamed).toBe("A\n\nB");
     },
   );
+
+  test("a start with no id (a source without one, or Parley's own) still gives every chunk the same id", () => {
+    const encoder = createOpenAIStreamEncoder({ model: "m", created: 1 });
+    const chunks = [
+      encoder.encode({ type: "message-start", id: "", model: "u" }),
+      encoder.encode({ type: "block-start", index: 0, part: { type: "text", text: "hi" } }),
+    ].map((line) => JSON.parse(line.slice("data: ".length)) as { id: string });
+    expect(chunks[0]!.id).toMatch(/^chatcmpl-[0-9a-f]{24}$/);
+    expect(chunks[1]!.id).toBe(chunks[0]!.id);
+  });
 });

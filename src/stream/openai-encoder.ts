@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { assertNever, type StreamEvent } from "../core/index.js";
 import type { ReasoningMode } from "../formats/openai-chat/compat.js";
 import { finishReasonFor } from "../formats/openai-chat/map-finish-reason.js";
@@ -50,7 +51,8 @@ class StreamEncoder implements OpenAIStreamEncoder {
   encode(event: StreamEvent): string {
     switch (event.type) {
       case "message-start":
-        if (this.id === "") this.id = event.id;
+        // Clients key chunks by id: a source that had none (or Parley's own start) still gets one.
+        if (this.id === "") this.id = event.id === "" ? `chatcmpl-${randomBytes(12).toString("hex")}` : event.id;
         return this.chunk({ role: "assistant", content: "" });
       case "block-start": {
         const part = event.part;
