@@ -1,4 +1,14 @@
-import { findJsonEnd, skipWhitespace } from "../../stream/text-tool-calls/json-text.js";
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  COLON,
+  COMMA,
+  findJsonEnd,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  skipWhitespace,
+} from "../../stream/text-tool-calls/json-text.js";
 
 /**
  * Replaces the value of one top-level string field in a JSON object's text and leaves every other byte as it
@@ -37,14 +47,6 @@ export function replaceTopLevelString(text: string, key: string, value: string):
   }
   return out + text.slice(from);
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
 
 /** Where the value that starts at `start` ends: a string, an object or array, or a literal; -1 if it does not. */
 function valueEndAt(text: string, start: number): number {
