@@ -1,19 +1,19 @@
 import { parseArgs } from "node:util";
 import type { LossyEntry, StreamError, StreamEvent } from "../core/index.js";
 import { coreToAnthropicRequest, coreToAnthropicResponse } from "../formats/anthropic/from-core.js";
+import { createAnthropicStreamDecoder } from "../formats/anthropic/stream-decoder.js";
+import { createAnthropicStreamEncoder } from "../formats/anthropic/stream-encoder.js";
 import { anthropicRequestToCore, anthropicResponseToCore } from "../formats/anthropic/to-core.js";
 import { parseAnthropicRequest } from "../formats/anthropic/validate-request.js";
 import type { ReasoningMode } from "../formats/openai-chat/compat.js";
 import { coreToOpenAIRequest, coreToOpenAIResponse } from "../formats/openai-chat/from-core.js";
 import { streamErrorFromOpenAI } from "../formats/openai-chat/map-error.js";
+import { createOpenAIStreamDecoder } from "../formats/openai-chat/stream-decoder.js";
+import { createOpenAIStreamEncoder } from "../formats/openai-chat/stream-encoder.js";
 import { openaiRequestToCore, openaiResponseToCore } from "../formats/openai-chat/to-core.js";
 import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
 import { createAccumulator } from "../stream/accumulate.js";
 import { answerLossy } from "../stream/answer-lossy.js";
-import { createAnthropicStreamDecoder } from "../stream/anthropic-decoder.js";
-import { createAnthropicStreamEncoder } from "../stream/anthropic-encoder.js";
-import { createOpenAIStreamDecoder } from "../stream/openai-decoder.js";
-import { createOpenAIStreamEncoder } from "../stream/openai-encoder.js";
 import { SseDecoder, type SseMessage } from "../stream/sse.js";
 import { type CommandIo, describeError } from "./io.js";
 

@@ -1,9 +1,5 @@
-/** Stream decoders and encoders: SSE in, core events, SSE out, in any chunking. */
+/** SSE in any chunking, the reducer that folds core events into an answer, and the text scanners. */
 export { accumulate } from "./accumulate.js";
-export { createAnthropicStreamDecoder } from "./anthropic-decoder.js";
-export { createAnthropicStreamEncoder } from "./anthropic-encoder.js";
-export { createOpenAIChunkDecoder, createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./openai-decoder.js";
-export { createOpenAIStreamEncoder } from "./openai-encoder.js";
 export { formatSse, parseSse, SseDecoder, type SseMessage } from "./sse.js";
 export { createTextToolCallParser, type TextToolCallFormat } from "./text-tool-calls/index.js";
 export {

@@ -8,12 +8,12 @@ import {
   type ToolDefinition,
 } from "../../core/index.js";
 import { accumulate } from "../../stream/accumulate.js";
-import { createOpenAIChunkDecoder, type OpenAIDecodeOptions } from "../../stream/openai-decoder.js";
 import { withExtra } from "./content-to-core.js";
 import { openaiMessagesToCore } from "./messages-to-core.js";
+import { createOpenAIChunkDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 import type { OpenAIChatRequest, OpenAIChatResponse, OpenAIFunctionTool } from "./wire-types.js";
 
-export type { OpenAIDecodeOptions } from "../../stream/openai-decoder.js";
+export type { OpenAIDecodeOptions } from "./stream-decoder.js";
 
 /**
  * An OpenAI request -> core. System and developer messages stay in place as `system` messages (none is

@@ -13,6 +13,8 @@ export {
   parseAnthropicRequest,
   parseCountTokensRequest,
 } from "../../formats/anthropic/index.js";
+export { createAnthropicStreamDecoder } from "../../formats/anthropic/stream-decoder.js";
+export { createAnthropicStreamEncoder } from "../../formats/anthropic/stream-encoder.js";
 export {
   coreToOpenAIMessages,
   coreToOpenAIRequest,
@@ -25,7 +27,5 @@ export {
   type ReasoningMode,
   resolveCompat,
 } from "../../formats/openai-chat/index.js";
-export { createAnthropicStreamDecoder } from "../../stream/anthropic-decoder.js";
-export { createAnthropicStreamEncoder } from "../../stream/anthropic-encoder.js";
-export { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "../../stream/openai-decoder.js";
-export { createOpenAIStreamEncoder } from "../../stream/openai-encoder.js";
+export { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "../../formats/openai-chat/stream-decoder.js";
+export { createOpenAIStreamEncoder } from "../../formats/openai-chat/stream-encoder.js";

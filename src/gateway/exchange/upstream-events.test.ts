@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "../../core/index.js";
-import { createOpenAIStreamDecoder } from "../../stream/openai-decoder.js";
+import { createOpenAIStreamDecoder } from "../../formats/openai-chat/stream-decoder.js";
 import { upstreamEventBatches } from "./upstream-events.js";
 
 const frame = (delta: Record<string, unknown>, finish: string | null = null) =>

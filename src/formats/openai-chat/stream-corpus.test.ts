@@ -1,15 +1,15 @@
 import { readdirSync, readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import type { ConversationResponse, StreamEvent } from "../core/index.js";
-import { openaiResponseToCore } from "../formats/openai-chat/to-core.js";
-import type { OpenAIMessage } from "../formats/openai-chat/wire-types.js";
-import { accumulate } from "./accumulate.js";
-import { rebuildResponse } from "./openai-chunks.test-support.js";
-import { createOpenAIStreamDecoder } from "./openai-decoder.js";
-import { SseDecoder } from "./sse.js";
+import type { ConversationResponse, StreamEvent } from "../../core/index.js";
+import { accumulate } from "../../stream/accumulate.js";
+import { SseDecoder } from "../../stream/sse.js";
+import { createOpenAIStreamDecoder } from "./stream-decoder.js";
+import { rebuildResponse } from "./test-support/chunks.js";
+import { openaiResponseToCore } from "./to-core.js";
+import type { OpenAIMessage } from "./wire-types.js";
 
-const fixtures = new URL("../../test/fixtures/", import.meta.url);
+const fixtures = new URL("../../../test/fixtures/", import.meta.url);
 const folders = [
   "alibaba",
   "anthropic-openai-compat",

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import type { StreamEvent } from "../core/index.js";
-import { accumulate } from "./accumulate.js";
-import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./openai-decoder.js";
-import { parseSse } from "./sse.js";
+import type { StreamEvent } from "../../core/index.js";
+import { accumulate } from "../../stream/accumulate.js";
+import { parseSse } from "../../stream/sse.js";
+import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 
 const scripted = (name: string) =>
-  readFileSync(new URL(`../../test/fixtures/scripted/${name}`, import.meta.url), "utf8");
+  readFileSync(new URL(`../../../test/fixtures/scripted/${name}`, import.meta.url), "utf8");
 
 function run(sse: string, options?: OpenAIDecodeOptions): StreamEvent[] {
   const decoder = createOpenAIStreamDecoder(options);

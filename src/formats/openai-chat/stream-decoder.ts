@@ -5,11 +5,18 @@ import {
   type ReasoningOrigin,
   type StreamEvent,
   type ToolDefinition,
-} from "../core/index.js";
-import { streamErrorFromOpenAI } from "../formats/openai-chat/map-error.js";
-import { mapFinishReason } from "../formats/openai-chat/map-finish-reason.js";
-import { mergeReasoningDetails, reasoningDetailsText } from "../formats/openai-chat/reasoning-details.js";
-import { usageFromOpenAI } from "../formats/openai-chat/usage.js";
+} from "../../core/index.js";
+import type { SseMessage } from "../../stream/sse.js";
+import {
+  createTextToolCallParser,
+  type TextToolCallFormat,
+  type TextToolSegment,
+} from "../../stream/text-tool-calls/index.js";
+import { createThinkTagParser, type ThinkSegmentSink, type ThinkTagParser } from "../../stream/think-tags.js";
+import { streamErrorFromOpenAI } from "./map-error.js";
+import { mapFinishReason } from "./map-finish-reason.js";
+import { mergeReasoningDetails, reasoningDetailsText } from "./reasoning-details.js";
+import { usageFromOpenAI } from "./usage.js";
 import type {
   OpenAIChatChunk,
   OpenAIContentPart,
@@ -17,10 +24,7 @@ import type {
   OpenAIReasoningDetail,
   OpenAIToolCallDelta,
   OpenAIUsage,
-} from "../formats/openai-chat/wire-types.js";
-import type { SseMessage } from "./sse.js";
-import { createTextToolCallParser, type TextToolCallFormat, type TextToolSegment } from "./text-tool-calls/index.js";
-import { createThinkTagParser, type ThinkSegmentSink, type ThinkTagParser } from "./think-tags.js";
+} from "./wire-types.js";
 
 export interface OpenAIDecodeOptions {
   /** The provider name recorded in the origin of reasoning (gateway config key or preset id). */
