@@ -9,3 +9,4 @@ export * from "./gateway/index.js";
 export * from "./repair/index.js";
 export * from "./store/index.js";
 export * from "./stream/index.js";
+export * from "./text/index.js";

@@ -1,4 +1,4 @@
-import type { TextToolCallFormat } from "../../stream/text-tool-calls/index.js";
+import type { TextToolCallFormat } from "../../text/text-tool-calls/index.js";
 
 /** Where reasoning goes in an OpenAI-style request (see the contract's `--reasoning`). */
 export type ReasoningMode = "think-tags" | "reasoning_content" | "reasoning" | "reasoning_details" | "drop";

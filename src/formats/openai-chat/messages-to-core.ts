@@ -10,7 +10,7 @@ import {
   type ToolResultPart,
 } from "../../core/index.js";
 import { parseToolInput } from "../../stream/accumulate.js";
-import { mergeThinkSegments, splitThinkTags, type ThinkSegment } from "../../stream/think-tags.js";
+import { mergeThinkSegments, splitThinkTags, type ThinkSegment } from "../../text/think-tags.js";
 import { contentPartToCore, isRecord, toolContentPartToCore, withExtra } from "./content-to-core.js";
 import { reasoningDetailsText } from "./reasoning-details.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "./wire-types.js";

@@ -11,8 +11,8 @@ import {
   createTextToolCallParser,
   type TextToolCallFormat,
   type TextToolSegment,
-} from "../../stream/text-tool-calls/index.js";
-import { createThinkTagParser, type ThinkSegmentSink, type ThinkTagParser } from "../../stream/think-tags.js";
+} from "../../text/text-tool-calls/index.js";
+import { createThinkTagParser, type ThinkSegmentSink, type ThinkTagParser } from "../../text/think-tags.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
 import { mapFinishReason } from "./map-finish-reason.js";
 import { mergeReasoningDetails, reasoningDetailsText } from "./reasoning-details.js";

@@ -1,7 +1,7 @@
 import type { ConversationRequest, LossyEntry, Message } from "../../core/index.js";
 import { type RepairEntry, repair } from "../../repair/index.js";
+import { replaceTopLevelString } from "../../text/json-splice.js";
 import { coreToAnthropicMessages, coreToAnthropicRequest, coreToOpenAIRequest } from "./codecs.js";
-import { replaceTopLevelString } from "./json-splice.js";
 import type { ProviderRuntime } from "./providers.js";
 
 /** A client's request, read and converted, before it is planned for a provider. */

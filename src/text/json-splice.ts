@@ -8,7 +8,7 @@ import {
   OPEN_BRACKET,
   QUOTE,
   skipWhitespace,
-} from "../../stream/text-tool-calls/json-text.js";
+} from "./text-tool-calls/json-text.js";
 
 /**
  * Replaces the value of one top-level string field in a JSON object's text and leaves every other byte as it
