@@ -7,9 +7,10 @@ import type { ReasoningMode } from "../formats/openai-chat/compat.js";
 import { coreToOpenAIMessages } from "../formats/openai-chat/from-core.js";
 import { type MessageSource, openaiMessagesToCore } from "../formats/openai-chat/messages-to-core.js";
 import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
+import { formatAdapter } from "../formats/registry.js";
 import type { RepairEntry } from "../repair/history.js";
 import { detectShape } from "../repair/normalize/detect-shape.js";
-import { type RepairTarget, repair } from "../repair/pipeline.js";
+import { repair } from "../repair/pipeline.js";
 import { type CommandIo, describeError, readStdin } from "./io.js";
 
 const help = `Usage: parley repair --for anthropic|openai [--reasoning MODE]
@@ -51,11 +52,7 @@ export async function runRepair(argv: string[], io: CommandInput): Promise<numbe
     const document = parseJson(io.stdin ?? (await readStdin()));
     const wire = historyOf(document);
     const { messages, lossy, sources } = historyToCore(wire);
-    const target: RepairTarget =
-      options.target === "anthropic"
-        ? { api: "anthropic" }
-        : { api: "openai", compat: { strictToolMessageOrder: true } };
-    const repaired = repair(messages, target);
+    const repaired = repair(messages, formatAdapter(options.target).upstream.repairTarget);
     const out =
       options.target === "anthropic"
         ? coreToAnthropicMessages(repaired.messages)

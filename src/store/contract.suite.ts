@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, test } from "vitest";
 import { InvalidRequestError, type Message, ParleyError, type Part } from "../core/index.js";
 import { repair, validateFor } from "../repair/pipeline.js";
+import { anthropicTarget } from "../repair/test-support/targets.js";
 import { NotFoundError } from "./errors.js";
 import { REDACTED } from "./redact.js";
 import { answerEvents, regressionHistory } from "./test-support/regression-history.js";
@@ -212,9 +213,9 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
           { type: "tool_call", id: "toolu_09", name: "read_file", input: {}, rawInput: '{"path":' },
         ]);
         const history = loaded.map((stored) => stored.message);
-        expect(validateFor(history, { api: "anthropic" })).not.toEqual([]);
-        const repaired = repair(history, { api: "anthropic" });
-        expect(validateFor(repaired.messages, { api: "anthropic" })).toEqual([]);
+        expect(validateFor(history, anthropicTarget)).not.toEqual([]);
+        const repaired = repair(history, anthropicTarget);
+        expect(validateFor(repaired.messages, anthropicTarget)).toEqual([]);
       });
 
       test("an answer started but never flushed is an empty incomplete message", async () => {

@@ -37,12 +37,8 @@ export interface UpstreamPlan {
  * renamed (invariant 8: blocks, signatures and unknown fields byte-for-byte).
  */
 export function planUpstream(request: ClientRequest, provider: ProviderRuntime, upstreamModel: string): UpstreamPlan {
-  if (provider.config.type === "anthropic") return planAnthropic(request, upstreamModel);
-  const repaired = repair(request.core.messages, {
-    api: "openai",
-    compat: provider.compat,
-    provider: provider.config.name,
-  });
+  if (provider.config.type === "anthropic") return planAnthropic(request, provider, upstreamModel);
+  const repaired = repair(request.core.messages, provider.connection.repairTarget);
   const converted = coreToOpenAIRequest(
     { ...request.core, model: upstreamModel, messages: repaired.messages, stream: request.stream },
     { reasoning: provider.reasoning, compat: provider.compat, provider: provider.config.name },
@@ -55,8 +51,8 @@ export function planUpstream(request: ClientRequest, provider: ProviderRuntime, 
   return { body, lossy: converted.lossy, repair: repaired.report };
 }
 
-function planAnthropic(request: ClientRequest, upstreamModel: string): UpstreamPlan {
-  const repaired = repair(request.core.messages, { api: "anthropic" });
+function planAnthropic(request: ClientRequest, provider: ProviderRuntime, upstreamModel: string): UpstreamPlan {
+  const repaired = repair(request.core.messages, provider.connection.repairTarget);
   const raw = request.rawAnthropic;
   if (raw === undefined) {
     const converted = coreToAnthropicRequest({

@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { UpstreamConnection } from "../../formats/adapter.js";
+import { findUpstreamType } from "../../formats/registry.js";
 import { ConfigError } from "../config/load.js";
 import type { GatewayConfig, ProviderConfig } from "../config/types.js";
 import { type OpenAICompat, PRESETS, type ReasoningMode, resolveCompat } from "./codecs.js";
@@ -12,6 +14,8 @@ export interface ProviderRuntime {
   reasoning: ReasoningMode;
   /** The full URL requests are POSTed to. */
   endpoint: string;
+  /** The provider as its API's adapter connected it. */
+  connection: UpstreamConnection;
   headers(
     clientHeaders: IncomingHttpHeaders,
     stream: boolean,
@@ -38,13 +42,14 @@ export function buildProviders(config: GatewayConfig): Record<string, ProviderRu
     } catch (error) {
       throw new ConfigError(`providers.${provider.name}.compat`, (error as Error).message);
     }
-    runtimes[provider.name] =
+    const runtime =
       provider.type === "anthropic" ? anthropicRuntime(provider, compat) : openaiRuntime(provider, compat);
+    runtimes[provider.name] = { ...runtime, connection: findUpstreamType(provider.type)!.upstream.connect(provider) };
   }
   return runtimes;
 }
 
-function openaiRuntime(provider: ProviderConfig, compat: OpenAICompat): ProviderRuntime {
+function openaiRuntime(provider: ProviderConfig, compat: OpenAICompat): Omit<ProviderRuntime, "connection"> {
   const endpoint = `${provider.baseUrl}/chat/completions`;
   return {
     config: provider,
@@ -63,7 +68,7 @@ function openaiRuntime(provider: ProviderConfig, compat: OpenAICompat): Provider
   };
 }
 
-function anthropicRuntime(provider: ProviderConfig, compat: OpenAICompat): ProviderRuntime {
+function anthropicRuntime(provider: ProviderConfig, compat: OpenAICompat): Omit<ProviderRuntime, "connection"> {
   const endpoint = provider.baseUrl.endsWith("/v1")
     ? `${provider.baseUrl}/messages`
     : `${provider.baseUrl}/v1/messages`;
