@@ -30,15 +30,9 @@ export interface FormatAdapter<Id extends WireFormat = WireFormat> {
 }
 
 /** How thinking is written to an API that has no signed thinking blocks (see `--reasoning`). */
-export type ReasoningMode = "think-tags" | "reasoning_content" | "reasoning" | "reasoning_details" | "drop";
+export const REASONING_MODES = ["think-tags", "reasoning_content", "reasoning", "reasoning_details", "drop"] as const;
 
-export const REASONING_MODES: readonly ReasoningMode[] = [
-  "think-tags",
-  "reasoning_content",
-  "reasoning",
-  "reasoning_details",
-  "drop",
-];
+export type ReasoningMode = (typeof REASONING_MODES)[number];
 
 // ---- client side: Parley answering a client of this API ----
 

@@ -14,6 +14,9 @@ const ADAPTERS: { readonly [Id in WireFormat]: FormatAdapter<Id> } = {
 
 export type FormatId = WireFormat;
 
+/** The format of Parley's own routes (conversations, health, a path no route has): Anthropic's. */
+export const PARLEY_FORMAT: FormatId = "anthropic";
+
 /** The formats in registration order. */
 export const FORMATS: readonly FormatAdapter[] = Object.values(ADAPTERS);
 

@@ -54,7 +54,7 @@ export async function runExchange(
     plan,
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
-    query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
+    query: ctx.query.toString(),
     estimateInputTokens: () => {
       estimate ??= approximateInputTokens(request.core);
       return estimate;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "../../core/index.js";
-import { createOpenAIStreamDecoder } from "../../formats/openai-chat/stream-decoder.js";
+import { formatAdapter } from "../../formats/registry.js";
 import { upstreamEventBatches } from "./upstream-events.js";
 
 const frame = (delta: Record<string, unknown>, finish: string | null = null) =>
@@ -23,7 +23,7 @@ async function* body(chunks: string[]): AsyncGenerator<Uint8Array> {
 
 async function collect(chunks: string[]): Promise<StreamEvent[][]> {
   const batches: StreamEvent[][] = [];
-  const iterator = upstreamEventBatches(body(chunks), createOpenAIStreamDecoder());
+  const iterator = upstreamEventBatches(body(chunks), formatAdapter("openai").upstream.streamDecoder());
   for (;;) {
     const result = await iterator.next();
     if (result.done) return batches;

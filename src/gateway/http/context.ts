@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type FormatId, PARLEY_FORMAT } from "../../formats/registry.js";
 import { Cancellation } from "../../upstream/cancellation.js";
 
-/** Which error shape a route answers in. */
-export type ApiShape = "anthropic" | "openai";
+/** Which API's error shape a route answers in. */
+export type ApiShape = FormatId;
 
 /** What the one log line per request carries besides route, status and duration. */
 export interface RequestLogFields {
@@ -60,7 +61,7 @@ export function createContext(req: IncomingMessage, res: ServerResponse): Contex
     query: new URLSearchParams(queryStart === -1 ? "" : url.slice(queryStart + 1)),
     startedAt: performance.now(),
     clientGone,
-    api: "anthropic",
+    api: PARLEY_FORMAT,
     route: "unmatched",
     params: {},
     log: {},

@@ -1,12 +1,7 @@
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
+import { FORMAT_IDS, findFormat, formatAdapter, orList, PARLEY_FORMAT } from "../../formats/registry.js";
 import type { ConversationStore } from "../../store/types.js";
 import { resolveRoute } from "../config/routing.js";
-import {
-  anthropicMessagesToCore,
-  coreToAnthropicMessages,
-  coreToOpenAIMessages,
-  parseAnthropicMessages,
-} from "../exchange/codecs.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
 import type { GatewayState } from "../state.js";
@@ -35,42 +30,36 @@ export async function handleCreateConversation(ctx: Context, state: GatewayState
   sendJson(ctx, 201, { id: created.id });
 }
 
+/** Parley's own routes speak Anthropic messages. */
+const OWN_FORMAT = formatAdapter(PARLEY_FORMAT);
+
 /** `POST /v1/conversations/{id}/messages`: appends `{"messages":[Anthropic messages]}`. */
 export async function handleAppendMessages(ctx: Context, state: GatewayState): Promise<void> {
   const store = requireStore(state);
   const id = ctx.params.id!;
   const body = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
-  const messages = anthropicMessagesToCore(parseAnthropicMessages(body.messages, "messages"));
+  const { messages } = OWN_FORMAT.history.toCore(body.messages);
   if (!(await store.hasConversation(id))) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
   const stored = await store.appendMessages(id, messages);
   sendJson(ctx, 200, { id, appended: stored.length, seq: stored.map((entry) => entry.seq) });
 }
 
-/** `GET /v1/conversations/{id}`: Anthropic messages, or OpenAI chat messages with `?format=openai`. */
+/**
+ * `GET /v1/conversations/{id}`: Anthropic messages, or another format's with `?format=` (`openai`), written for
+ * the provider the conversation's model routes to (`?model=`), else the default provider: its reasoning mode
+ * and quirks. Thinking another API produced reads back signed with its origin, as the answer carried it.
+ */
 export async function handleGetConversation(ctx: Context, state: GatewayState): Promise<void> {
   const store = requireStore(state);
   const id = ctx.params.id!;
-  const format = ctx.query.get("format") ?? "anthropic";
-  if (format !== "anthropic" && format !== "openai") {
-    throw new InvalidRequestError("must be anthropic or openai", "format");
-  }
+  const format = findFormat(ctx.query.get("format") ?? PARLEY_FORMAT);
+  if (format === undefined) throw new InvalidRequestError(`must be ${orList(FORMAT_IDS)}`, "format");
   const stored = await store.loadConversation(id);
   if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
   const messages = stored.map((entry) => entry.message);
-  if (format === "anthropic") {
-    // Thinking from an OpenAI-compatible upstream reads back signed with its origin, as the answer carried it.
-    sendJson(ctx, 200, { id, messages: coreToAnthropicMessages(messages, { signOriginThinking: true }).value });
-    return;
-  }
-  // The routed provider's reasoning mode (by `?model=`), else the default provider's.
   const model = ctx.query.get("model");
   const provider =
     model === null ? state.config.providers[state.config.defaultProvider]! : resolveRoute(state.config, model).provider;
-  const runtime = state.providers[provider.name]!;
-  const converted = coreToOpenAIMessages(messages, {
-    reasoning: runtime.reasoning,
-    compat: runtime.compat,
-    provider: provider.name,
-  });
+  const converted = format.history.fromCore(messages, { provider, signOriginThinking: true });
   sendJson(ctx, 200, { id, messages: converted.value });
 }
