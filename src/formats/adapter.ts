@@ -230,6 +230,11 @@ export type ToolResultZone = "next-message" | "until-next-assistant";
 // ---- history: a conversation's messages in this API ----
 
 export interface HistoryCodec {
+  /**
+   * Whether a message carries a mark only this format has (a role, a field, a block type): how `normalize` and
+   * `parley repair` tell a history's format. Parley's own format needs none: it is what is left.
+   */
+  recognizes?(message: Record<string, unknown>): boolean;
   /** An array of this API's messages (paths name `messages[i]`) to core. */
   toCore(messages: unknown): HistoryRead;
   fromCore(messages: readonly Message[], options?: HistoryEncodeOptions): Converted<unknown[]>;

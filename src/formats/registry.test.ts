@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { WIRE_FORMATS } from "../core/index.js";
 import {
   FORMAT_IDS,
   FORMATS,
@@ -12,6 +13,7 @@ import {
 describe("the format registry", () => {
   test("lists each format under its own id, the ids the CLI and stored data use", () => {
     expect(FORMAT_IDS).toEqual(["anthropic", "openai"]);
+    expect([...FORMAT_IDS].sort()).toEqual([...WIRE_FORMATS].sort());
     for (const id of FORMAT_IDS) expect(formatAdapter(id).id).toBe(id);
     expect(findFormat("openai")?.id).toBe("openai");
     expect(findFormat("gemini")).toBeUndefined();
@@ -32,6 +34,15 @@ describe("the format registry", () => {
       if (route.kind === "count-tokens") expect(adapter.client.readCountTokensRequest).toBeDefined();
       if (route.kind === "models" || route.kind === "model") expect(adapter.client.models).toBeDefined();
     }
+  });
+
+  test("a history's format is told by the marks only it has; Parley's own format needs none", () => {
+    const openai = formatAdapter("openai").history;
+    const anthropic = formatAdapter("anthropic").history;
+    expect(openai.recognizes?.({ role: "tool", tool_call_id: "c", content: "ok" })).toBe(true);
+    expect(anthropic.recognizes?.({ role: "user", content: [{ type: "tool_result", tool_use_id: "t" }] })).toBe(true);
+    expect(openai.recognizes?.({ role: "user", content: "hi" })).toBe(false);
+    expect(anthropic.recognizes?.({ role: "user", content: "hi" })).toBe(false);
   });
 
   test("choices are listed as a person reads them", () => {

@@ -6,6 +6,16 @@ import { parseAnthropicMessages } from "./validate-request.js";
 
 /** A history of Anthropic messages. */
 export const anthropicHistory: HistoryCodec = {
+  recognizes(message) {
+    const content = message.content;
+    if (!Array.isArray(content)) return false;
+    return content.some((block) => {
+      const type = (block as { type?: unknown } | null)?.type;
+      if (typeof type === "string" && ANTHROPIC_BLOCK_TYPES.has(type)) return true;
+      // Anthropic's image block has a `source`; OpenAI's is `image_url`.
+      return type === "image" && block !== null && typeof block === "object" && "source" in block;
+    });
+  },
   toCore: (messages) => ({
     messages: anthropicMessagesToCore(parseAnthropicMessages(messages, "messages")),
     lossy: [],
@@ -20,6 +30,18 @@ export const anthropicHistory: HistoryCodec = {
       : { ...out, value: withInputThinkingBlocks(out.value, options.original) };
   },
 };
+
+/** Block types only Anthropic messages have. */
+const ANTHROPIC_BLOCK_TYPES = new Set([
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "document",
+  "server_tool_use",
+  "web_search_tool_result",
+  "search_result",
+]);
 
 /**
  * Thinking blocks carried unchanged go out as the very objects that came in, so that they are byte-identical

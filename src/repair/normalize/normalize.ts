@@ -41,10 +41,6 @@ export function normalize(entries: unknown[]): { messages: Message[]; report: No
     if (record.timestamp !== undefined) reported.timestamp = record.timestamp;
     report.push(reported);
     switch (detected.shape) {
-      case "anthropic":
-      case "openai":
-        items.push({ api: detected.shape, index, wire: entry });
-        return;
       case "plain":
         items.push({ api: "anthropic", index, wire: { role: record.role, content: record.content } });
         return;
@@ -56,7 +52,8 @@ export function normalize(entries: unknown[]): { messages: Message[]; report: No
         claudeCode.push({ index, record: entry as ClaudeCodeRecord });
         return;
       default:
-        detected.shape satisfies never;
+        // A message of one of the formats, read by its history codec.
+        items.push({ api: detected.shape, index, wire: entry });
     }
   });
   if (claudeCode.length > 0) {
