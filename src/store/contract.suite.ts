@@ -6,7 +6,7 @@ import { anthropicTarget } from "../repair/test-support/targets.js";
 import { NotFoundError } from "./errors.js";
 import { REDACTED } from "./redact.js";
 import { answerEvents, regressionHistory } from "./test-support/regression-history.js";
-import type { ConversationStore, TraceRecord } from "./types.js";
+import type { ConversationStore, StoredAnswer, TraceRecord } from "./types.js";
 
 /**
  * The behaviour every backend must have. Each backend's test file calls this with a function that opens
@@ -248,6 +248,60 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
         writers.forEach((writer, number) => {
           expect(textBySeq.get(writer.seq)).toEqual([{ type: "text", text: `${number}`.repeat(200) }]);
         });
+      });
+    });
+
+    describe("stored answers", () => {
+      const answer = (id: string, owner: string, previousId?: string): StoredAnswer => ({
+        id,
+        owner,
+        createdAt: "2026-01-02T03:04:05.678Z",
+        ...(previousId === undefined ? {} : { previousId }),
+        messages: [
+          { role: "user", parts: [{ type: "text", text: `question ${id}` }], textShorthand: true },
+          {
+            role: "assistant",
+            parts: [
+              { type: "thinking", thinking: "why", signature: "sig", origin: { format: "openai", provider: "p", field: "reasoning_content" } },
+              { type: "text", text: `answer ${id}` },
+            ],
+          },
+        ],
+        body: { id, object: "response", output: [{ type: "message", content: [{ text: "1.0e3 \u00e9" }] }] },
+      });
+
+      test("are read back whole, by their owner only", async () => {
+        const store = await fresh();
+        await store.saveAnswer(answer("resp_1", "tenant-a"));
+        expect(await store.getAnswer("resp_1", "tenant-a")).toEqual(answer("resp_1", "tenant-a"));
+        expect(await store.getAnswer("resp_1", "tenant-b")).toBeUndefined();
+        expect(await store.getAnswer("resp_2", "tenant-a")).toBeUndefined();
+        await expect(store.saveAnswer(answer("resp_1", "tenant-b"))).rejects.toBeInstanceOf(InvalidRequestError);
+      });
+
+      test("a chain comes back oldest first, and is cut when a link is gone or another owner's", async () => {
+        const store = await fresh();
+        await store.saveAnswer(answer("resp_1", "a"));
+        await store.saveAnswer(answer("resp_2", "a", "resp_1"));
+        await store.saveAnswer(answer("resp_3", "a", "resp_2"));
+        await store.saveAnswer(answer("resp_x", "b", "resp_2"));
+        expect((await store.answerChain("resp_3", "a"))?.map((stored) => stored.id)).toEqual([
+          "resp_1",
+          "resp_2",
+          "resp_3",
+        ]);
+        expect(await store.answerChain("resp_3", "a")).toEqual([
+          answer("resp_1", "a"),
+          answer("resp_2", "a", "resp_1"),
+          answer("resp_3", "a", "resp_2"),
+        ]);
+        expect(await store.answerChain("resp_x", "b")).toBeUndefined();
+        expect(await store.answerChain("resp_3", "b")).toBeUndefined();
+        expect(await store.deleteAnswer("resp_2", "b")).toBe(false);
+        expect(await store.deleteAnswer("resp_2", "a")).toBe(true);
+        expect(await store.deleteAnswer("resp_2", "a")).toBe(false);
+        expect(await store.answerChain("resp_3", "a")).toBeUndefined();
+        expect((await store.answerChain("resp_1", "a"))?.length).toBe(1);
       });
     });
 

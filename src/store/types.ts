@@ -33,6 +33,22 @@ export interface StreamingMessageWriter {
   complete(): Promise<StoredMessage>; // final flush, mark complete
   abort(): Promise<void>; // final flush, leave marked incomplete (upstream failed / client gone)
 }
+/**
+ * An answer kept for a later turn (the Responses API's `store`), under the id its client saw. It belongs to the
+ * tenant that created it: every read names the owner, and another owner's answer is not there.
+ */
+export interface StoredAnswer {
+  id: string;
+  /** Who may read it: the gateway's digest of the client's API key ("" when the gateway takes no keys). */
+  owner: string;
+  createdAt: string;
+  /** The stored answer this turn continued. */
+  previousId?: string;
+  /** The turn's messages: what the client sent, then the answer. */
+  messages: Message[];
+  /** The answer as its client got it, in its API's shape, for reading it back. */
+  body: unknown;
+}
 export interface ConversationStore {
   createConversation(options?: { id?: string; metadata?: Record<string, unknown> }): Promise<{ id: string }>;
   hasConversation(id: string): Promise<boolean>;
@@ -43,5 +59,9 @@ export interface ConversationStore {
   listTraces(options?: { limit?: number }): Promise<TraceSummary[]>; // newest first
   getTrace(id: string): Promise<TraceRecord | undefined>;
   pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number>;
+  saveAnswer(answer: StoredAnswer): Promise<void>; // an id already stored is an InvalidRequestError (409)
+  getAnswer(id: string, owner: string): Promise<StoredAnswer | undefined>; // undefined: unknown, or another owner's
+  answerChain(id: string, owner: string): Promise<StoredAnswer[] | undefined>; // the answer and those it continued, oldest first; undefined when one is missing
+  deleteAnswer(id: string, owner: string): Promise<boolean>; // false: unknown, or another owner's
   close(): Promise<void>;
 }

@@ -1,11 +1,19 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
 import { redactTrace } from "../redact.js";
 import { ageCutoff, clampLimit, summarizeTrace, traceInstant } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  ConversationStore,
+  StoredAnswer,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 
 /** Rows as the SQL backends hold them: JSON text, so the memory store proves the same byte-equality. */
 interface MessageRow {
@@ -34,6 +42,7 @@ interface TraceRow {
 export class MemoryStore implements ConversationStore {
   private readonly conversations = new Map<string, ConversationRow>();
   private readonly traces = new Map<string, TraceRow>();
+  private readonly answers = new Map<string, AnswerRow>();
   private traceOrder = 0;
   private readonly flushPolicy: FlushPolicy | undefined;
 
@@ -142,7 +151,35 @@ export class MemoryStore implements ConversationStore {
     return removed;
   }
 
+  async saveAnswer(answer: StoredAnswer): Promise<void> {
+    if (this.answers.has(answer.id)) throw answerExists(answer.id);
+    this.answers.set(answer.id, answerRow(answer));
+  }
+
+  async getAnswer(id: string, owner: string): Promise<StoredAnswer | undefined> {
+    const row = this.owned(id, owner);
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, owner: string): Promise<StoredAnswer[] | undefined> {
+    const rows: AnswerRow[] = [];
+    for (let row = this.owned(id, owner); row !== undefined; ) {
+      rows.push(row);
+      row = row.previous_id === null ? undefined : this.owned(row.previous_id, owner);
+    }
+    return chainFromRows(rows);
+  }
+
+  async deleteAnswer(id: string, owner: string): Promise<boolean> {
+    return this.owned(id, owner) !== undefined && this.answers.delete(id);
+  }
+
   async close(): Promise<void> {}
+
+  private owned(id: string, owner: string): AnswerRow | undefined {
+    const row = this.answers.get(id);
+    return row?.owner === owner ? row : undefined;
+  }
 
   private newestFirst(): TraceRow[] {
     return [...this.traces.values()].sort((a, b) =>

@@ -45,4 +45,18 @@ export const postgresMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  {
+    version: 2,
+    name: "answers kept for later turns",
+    sql: `
+      CREATE TABLE answers (
+        id text PRIMARY KEY,
+        owner text NOT NULL,
+        created_at timestamptz NOT NULL,
+        previous_id text,
+        messages text NOT NULL,
+        body text NOT NULL
+      );
+    `,
+  },
 ];

@@ -34,7 +34,7 @@ describe("postgres store shared by several gateways", () => {
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     const versions = await pool.query("SELECT version FROM schema_migrations");
     await pool.end();
-    expect(versions.rows).toEqual([{ version: 1 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
     await Promise.all(stores.map((store) => store.close()));
   });
 

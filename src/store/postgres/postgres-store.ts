@@ -1,11 +1,19 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
 import type { PartChange } from "../part-builder.js";
 import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  ConversationStore,
+  StoredAnswer,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 import { postgresMigrations } from "./migrations.js";
 
 /** The part of a PostgreSQL driver this store calls (`pg.Pool` fits it). */
@@ -38,6 +46,10 @@ interface TraceSummaryRow {
   model: string | null;
   status: number | null;
 }
+
+/** An answer's columns, its instant as the ISO text the other backends give. */
+const ANSWER_COLUMNS = `id, owner, previous_id, messages, body,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 /** Any constant works; it only has to be the same in every Parley process sharing the database. */
 const MIGRATION_LOCK = 0x7061726c6579; // "parley"
@@ -248,6 +260,44 @@ export class PostgresStore implements ConversationStore {
       }
       return removed;
     });
+  }
+
+  async saveAnswer(answer: StoredAnswer): Promise<void> {
+    const row = answerRow(answer);
+    const result = await this.pool.query(
+      `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+      [row.id, row.owner, row.created_at, row.previous_id, row.messages, row.body],
+    );
+    if (result.rowCount === 0) throw answerExists(answer.id);
+  }
+
+  async getAnswer(id: string, owner: string): Promise<StoredAnswer | undefined> {
+    const result = await this.pool.query(`SELECT ${ANSWER_COLUMNS} FROM answers WHERE id = $1 AND owner = $2`, [
+      id,
+      owner,
+    ]);
+    const row = result.rows[0] as AnswerRow | undefined;
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, owner: string): Promise<StoredAnswer[] | undefined> {
+    // From the asked answer back to the first of its chain, each link the same owner's.
+    const result = await this.pool.query(
+      `WITH RECURSIVE chain AS (
+         SELECT answers.*, 0 AS depth FROM answers WHERE id = $1 AND owner = $2
+         UNION ALL
+         SELECT a.*, chain.depth + 1 FROM answers a JOIN chain ON a.id = chain.previous_id WHERE a.owner = $2
+       )
+       SELECT ${ANSWER_COLUMNS} FROM chain ORDER BY depth`,
+      [id, owner],
+    );
+    return chainFromRows(result.rows as AnswerRow[]);
+  }
+
+  async deleteAnswer(id: string, owner: string): Promise<boolean> {
+    const result = await this.pool.query("DELETE FROM answers WHERE id = $1 AND owner = $2", [id, owner]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   async close(): Promise<void> {

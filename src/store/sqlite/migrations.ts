@@ -42,4 +42,18 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  {
+    version: 2,
+    name: "answers kept for later turns",
+    sql: `
+      CREATE TABLE answers (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        previous_id TEXT,
+        messages TEXT NOT NULL,
+        body TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -30,7 +30,7 @@ describe("sqlite store files", () => {
     await reopened.close();
 
     const database = new Database(path, { readonly: true });
-    expect(database.prepare("SELECT version FROM schema_migrations").all()).toEqual([{ version: 1 }]);
+    expect(database.prepare("SELECT version FROM schema_migrations").all()).toEqual([{ version: 1 }, { version: 2 }]);
     expect(database.pragma("journal_mode", { simple: true })).toBe("wal");
     database.close();
   });

@@ -1,11 +1,19 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
 import type { PartChange } from "../part-builder.js";
 import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  ConversationStore,
+  StoredAnswer,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 import { sqliteMigrations } from "./migrations.js";
 
 /** The part of a SQLite driver this store calls (better-sqlite3 fits it). */
@@ -97,6 +105,22 @@ export class SqliteStore implements ConversationStore {
       pruneByCount: prepare(
         "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC LIMIT -1 OFFSET ?)",
       ),
+      insertAnswer: prepare(
+        `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
+         VALUES (@id, @owner, @created_at, @previous_id, @messages, @body) ON CONFLICT (id) DO NOTHING`,
+      ),
+      getAnswer: prepare("SELECT * FROM answers WHERE id = ? AND owner = ?"),
+      // From the asked answer back to the first of its chain, each link the same owner's.
+      answerChain: prepare(
+        `WITH RECURSIVE chain (id, owner, created_at, previous_id, messages, body, depth) AS (
+           SELECT id, owner, created_at, previous_id, messages, body, 0 FROM answers WHERE id = @id AND owner = @owner
+           UNION ALL
+           SELECT a.id, a.owner, a.created_at, a.previous_id, a.messages, a.body, chain.depth + 1
+           FROM answers a JOIN chain ON a.id = chain.previous_id WHERE a.owner = @owner
+         )
+         SELECT id, owner, created_at, previous_id, messages, body FROM chain ORDER BY depth`,
+      ),
+      deleteAnswer: prepare("DELETE FROM answers WHERE id = ? AND owner = ?"),
     };
   }
 
@@ -197,6 +221,23 @@ export class SqliteStore implements ConversationStore {
       }
       return removed;
     });
+  }
+
+  async saveAnswer(answer: StoredAnswer): Promise<void> {
+    if (this.statements.insertAnswer.run(answerRow(answer)).changes === 0) throw answerExists(answer.id);
+  }
+
+  async getAnswer(id: string, owner: string): Promise<StoredAnswer | undefined> {
+    const row = this.statements.getAnswer.get(id, owner) as AnswerRow | undefined;
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, owner: string): Promise<StoredAnswer[] | undefined> {
+    return chainFromRows(this.statements.answerChain.all({ id, owner }) as AnswerRow[]);
+  }
+
+  async deleteAnswer(id: string, owner: string): Promise<boolean> {
+    return this.statements.deleteAnswer.run(id, owner).changes > 0;
   }
 
   async close(): Promise<void> {
