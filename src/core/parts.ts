@@ -6,15 +6,28 @@
  */
 
 /** The wire formats Parley speaks: the ids of the format registry (`src/formats/registry.ts`), which must match. */
-export const WIRE_FORMATS = ["anthropic", "openai"] as const;
+export const WIRE_FORMATS = ["anthropic", "openai", "responses"] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
 /** Fields a codec did not map, carried untouched so that a block round-trips deep-equal. */
 export type Extra = Record<string, unknown>;
 
-/** Where reasoning text sat in an OpenAI-compatible message, so it can go back the same way. */
-export type ReasoningField = "reasoning_content" | "reasoning" | "reasoning_details" | "think-tags" | "content-parts";
+/**
+ * Where reasoning sat in its producer's answer, so it can go back the same way: a field of an OpenAI-compatible
+ * message; a Responses reasoning item's `summary` or `reasoning_text` content; an Anthropic `thinking` or
+ * `redacted_thinking` block (whose signature or data then rides in `sealed`).
+ */
+export type ReasoningField =
+  | "reasoning_content"
+  | "reasoning"
+  | "reasoning_details"
+  | "think-tags"
+  | "content-parts"
+  | "summary"
+  | "reasoning_text"
+  | "thinking"
+  | "redacted_thinking";
 
 /**
  * Who produced a thinking part. Thinking is origin-bound: it is replayed as a signed block only to
@@ -31,6 +44,13 @@ export interface ReasoningOrigin {
   model?: string;
   /** OpenRouter-style `reasoning_details` items as received, replayed unchanged to the same provider. */
   details?: unknown[];
+  /** The producer's own id for this reasoning (a Responses reasoning item's `id`). */
+  id?: string;
+  /**
+   * What only the producer may get back, unmodified: a Responses reasoning item's `encrypted_content`; an
+   * Anthropic signature (or redacted thinking's data) carried where the client's format has no field for it.
+   */
+  sealed?: string;
 }
 
 export interface TextPart {

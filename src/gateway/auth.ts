@@ -46,6 +46,16 @@ export function presentedKey(ctx: Context): string | undefined {
   return match?.[1];
 }
 
+/**
+ * The tenant a request speaks for: a digest of its API key, so that what one key stored no other key reads (the
+ * key itself is never stored). Without configured keys every client is the one tenant, "".
+ */
+export function tenantOf(ctx: Context, keys: KeyChecker): string {
+  if (!keys.enabled) return "";
+  const key = presentedKey(ctx);
+  return key === undefined ? "" : `key:${digest(key).toString("hex").slice(0, 32)}`;
+}
+
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
 }

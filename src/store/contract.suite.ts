@@ -262,7 +262,7 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
           {
             role: "assistant",
             parts: [
-              { type: "thinking", thinking: "why", signature: "sig", origin: { format: "openai", provider: "p", field: "reasoning_content" } },
+              { type: "thinking", thinking: "why", signature: "sig", origin: { format: "responses", sealed: "enc" } },
               { type: "text", text: `answer ${id}` },
             ],
           },

@@ -1,4 +1,5 @@
 import type { ConversationRequest, ConversationResponse, ToolChoice, ToolDefinition } from "../../core/conversation.js";
+import { foreignFieldNames, isFormatKey } from "../../core/format-extra.js";
 import { type Converted, formatPath, type LossyEntry } from "../../core/lossy.js";
 import {
   assertNever,
@@ -116,6 +117,8 @@ class Writer {
       // Fields the codec wrote from the parts win: an OpenAI message's `content: null` rides in `extra` for
       // round trips and must never overwrite the blocks built from its parts.
       if (Object.hasOwn(target, key)) continue;
+      // What another format kept for itself (item ids, statuses) is no field of Anthropic's.
+      if (isFormatKey(key)) continue;
       // A null OpenAI field (`reasoning_content: null`) carries nothing: left out, nothing to report.
       if (openaiFields.has(key)) {
         if (extra[key] !== null) dropped.push(key);
@@ -283,9 +286,10 @@ export function coreToAnthropicRequest(request: ConversationRequest): Converted<
   if (request.topK !== undefined) body.top_k = request.topK;
   if (request.stream !== undefined) body.stream = request.stream;
   const extra = request.extra ?? {};
-  const dropped: string[] = [];
+  const dropped = foreignFieldNames(extra, "anthropic");
   for (const key in extra) {
     const value = extra[key];
+    if (isFormatKey(key)) continue;
     if (OPENAI_REQUEST_FIELDS.has(key) || (key === "service_tier" && !ANTHROPIC_SERVICE_TIERS.has(value))) {
       if (!carriedAnyway(key, value)) dropped.push(key);
     } else if (key !== "metadata" && key !== "output_config") body[key] = value;
@@ -301,6 +305,16 @@ export function coreToAnthropicRequest(request: ConversationRequest): Converted<
     body.output_config = { ...(outputConfig as object | undefined), effort: request.reasoningEffort };
   else if (outputConfig !== undefined)
     body.output_config = outputConfig as AnthropicRequestBody["output_config"] & object;
+  const format = request.responseFormat;
+  if (format?.type === "json_schema") {
+    body.output_config = { ...body.output_config, format: { type: "json_schema", schema: format.schema } };
+  } else if (format?.type === "json_object") {
+    writer.lossy.push({
+      code: "response-format-dropped",
+      message: "Anthropic has no JSON mode without a schema; the answer's format was not asked for",
+      path: "response_format",
+    });
+  }
   return { value: body, lossy: writer.lossy };
 }
 

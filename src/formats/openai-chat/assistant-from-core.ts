@@ -4,8 +4,10 @@ import {
   formatPath,
   isOriginSignature,
   type Message,
+  type ReasoningField,
   type ReasoningOrigin,
   type ThinkingPart,
+  withoutFormatFields,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
 import { type EncodeContext, encodeContentPart, stripAnthropicExtra } from "./encode-context.js";
@@ -54,11 +56,11 @@ export function assistantToOpenAI(
         const bound =
           bindToProvider &&
           origin?.format === "openai" &&
-          origin.field !== undefined &&
+          isChatField(origin.field) &&
           origin.provider === context.provider;
         if (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature))
           signatureDropped = true;
-        const target = bound ? origin!.field! : mode;
+        const target = bound ? (origin!.field as ReasoningMode | "content-parts") : mode;
         const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
         if (originDetails === undefined && target !== "drop" && (detailsOf(part)?.length ?? 0) > 0) {
           context.lossy.push({
@@ -136,7 +138,7 @@ export function assistantToOpenAI(
     }
   });
 
-  const { role: _role, ...extra } = message.extra ?? {};
+  const { role: _role, ...extra } = withoutFormatFields(message.extra) ?? {};
   const out: OpenAIMessage = { ...extra, role: "assistant" };
   if (pieces.length > 0) {
     if (arrayContent) out.content = pieces;
@@ -165,6 +167,19 @@ export function assistantToOpenAI(
   }
   if (toolCalls.length > 0) out.tool_calls = toolCalls;
   return out;
+}
+
+/** The fields of a Chat Completions message reasoning can sit in (other formats' fields are not these). */
+const CHAT_FIELDS: ReadonlySet<string> = new Set([
+  "reasoning_content",
+  "reasoning",
+  "reasoning_details",
+  "think-tags",
+  "content-parts",
+]);
+
+function isChatField(field: ReasoningField | undefined): boolean {
+  return field !== undefined && CHAT_FIELDS.has(field);
 }
 
 function originOf(part: ThinkingPart): ReasoningOrigin | undefined {

@@ -1,4 +1,4 @@
-import type { Extra, LossyEntry, Part } from "../../core/index.js";
+import { type Extra, type LossyEntry, type Part, withoutFormatFields } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
 import type { OpenAIContentPart } from "./wire-types.js";
 
@@ -17,8 +17,16 @@ export function createEncodeContext(provider: string | undefined, compat: OpenAI
 /** Anthropic-only block fields no OpenAI-compatible API takes. */
 const ANTHROPIC_BLOCK_FIELDS = ["cache_control", "citations", "caller"];
 
-/** A part's extra without Anthropic-only fields; `cache_control` is reported once per request. */
-export function stripAnthropicExtra(extra: Extra | undefined, path: string, context: EncodeContext): Extra | undefined {
+/**
+ * A part's extra without Anthropic-only fields (`cache_control` is reported once per request) and without what
+ * other formats kept for themselves.
+ */
+export function stripAnthropicExtra(
+  partExtra: Extra | undefined,
+  path: string,
+  context: EncodeContext,
+): Extra | undefined {
+  const extra = withoutFormatFields(partExtra);
   if (extra === undefined || !ANTHROPIC_BLOCK_FIELDS.some((key) => key in extra)) return extra;
   const kept: Extra = {};
   for (const [key, value] of Object.entries(extra)) {
@@ -62,7 +70,7 @@ export function encodeContentPart(part: Part, path: string, context: EncodeConte
       const source = part.source;
       if (source.type === "text") return { type: "text", text: source.data };
       if (source.type === "base64") {
-        const { file: fileExtra, ...extra } = part.extra ?? {};
+        const { file: fileExtra, ...extra } = withoutFormatFields(part.extra) ?? {};
         const known = new Set(["title", "context", "citations", "cache_control"]);
         const kept = Object.fromEntries(Object.entries(extra).filter(([key]) => !known.has(key)));
         const title = typeof part.extra?.title === "string" ? { filename: part.extra.title } : {};

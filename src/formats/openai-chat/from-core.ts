@@ -2,10 +2,12 @@ import {
   type ConversationRequest,
   type ConversationResponse,
   type Converted,
+  type Extra,
   formatPath,
   type Message,
   type Part,
   type ToolResultPart,
+  withoutFormatFields,
 } from "../../core/index.js";
 import { assistantToOpenAI } from "./assistant-from-core.js";
 import type { OpenAICompat, ReasoningMode } from "./compat.js";
@@ -124,9 +126,9 @@ function contentMessage(
   context: EncodeContext,
   partIndexes?: readonly number[],
 ): OpenAIMessage {
-  const { role: _role, ...extra } = message.extra ?? {};
+  const { role: _role, ...extra } = withoutFormatFields(message.extra) ?? {};
   const single = parts[0];
-  if (message.textShorthand && parts.length === 1 && single?.type === "text" && !single.extra) {
+  if (message.textShorthand && parts.length === 1 && single?.type === "text" && isBare(single.extra)) {
     return { ...extra, role, content: single.text };
   }
   const content: OpenAIContentPart[] = [];
@@ -238,6 +240,12 @@ function toolResultToOpenAI(
     if (encoded !== undefined) content.push(encoded);
   });
   return { message: { ...extra, role: "tool", tool_call_id: part.toolCallId, content }, images };
+}
+
+/** No fields of its own for this API (another format's kept fields do not count). */
+function isBare(extra: Extra | undefined): boolean {
+  const own = withoutFormatFields(extra);
+  return own === undefined || Object.keys(own).length === 0;
 }
 
 function reportToolError(context: EncodeContext, path: string): void {

@@ -1,4 +1,11 @@
-import type { ConversationRequest, ToolChoice, ToolDefinition } from "../../core/index.js";
+import {
+  type ConversationRequest,
+  foreignFieldNames,
+  type ResponseFormat,
+  type ToolChoice,
+  type ToolDefinition,
+  withoutFormatFields,
+} from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
 import { type EncodeContext, reportOnce } from "./encode-context.js";
 import type { OpenAIChatRequest, OpenAIFunctionTool, OpenAIMessage, OpenAIToolChoice } from "./wire-types.js";
@@ -24,11 +31,14 @@ export function requestFieldsToOpenAI(
   context: EncodeContext,
 ): OpenAIChatRequest {
   const body: OpenAIChatRequest = { model: request.model, messages };
-  for (const [key, value] of Object.entries(request.extra ?? {})) {
+  for (const [key, value] of Object.entries(withoutFormatFields(request.extra) ?? {})) {
     if (ANTHROPIC_ONLY.has(key))
       reportOnce(context, `field-dropped-${key}`, `Anthropic '${key}' has no OpenAI equivalent and was dropped`, key);
     else body[key] = value;
   }
+  const foreign = foreignFieldNames(request.extra, "openai");
+  if (foreign.length > 0)
+    reportOnce(context, "fields-dropped", `no Chat Completions equivalent for ${foreign.join(", ")}`);
   if (request.tools !== undefined) {
     const tools = request.tools.flatMap((tool, index) => toolToOpenAI(tool, index, context));
     if (tools.length > 0) body.tools = tools;
@@ -71,13 +81,23 @@ export function requestFieldsToOpenAI(
     body.stream_options = { ...existing, include_usage: true };
   }
   if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort;
+  if (request.responseFormat !== undefined && body.response_format === undefined)
+    body.response_format = responseFormatToOpenAI(request.responseFormat);
   if (request.userId !== undefined) body.user = request.userId;
   if (request.thinking !== undefined) applyThinkingSwitch(request, body, compat, context);
   return body;
 }
 
+function responseFormatToOpenAI(format: ResponseFormat): Record<string, unknown> {
+  if (format.type !== "json_schema") return { type: format.type };
+  const schema: Record<string, unknown> = { name: format.name ?? "response", schema: format.schema };
+  if (format.strict !== undefined) schema.strict = format.strict;
+  if (format.description !== undefined) schema.description = format.description;
+  return { type: "json_schema", json_schema: schema };
+}
+
 function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContext): OpenAIFunctionTool[] {
-  const { cache_control, defer_loading, type, ...extra } = tool.extra ?? {};
+  const { cache_control, defer_loading, type, ...extra } = withoutFormatFields(tool.extra) ?? {};
   const path = `tools[${index}]`;
   if (typeof type === "string" && type !== "custom" && type !== "function") {
     context.lossy.push({

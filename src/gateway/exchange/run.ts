@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Message, ParleyError } from "../../core/index.js";
+import { type ConversationResponse, type Message, ParleyError } from "../../core/index.js";
 import { redactSecrets } from "../../store/redact.js";
 import type { TraceRecord } from "../../store/types.js";
 import { resolveRoute } from "../config/routing.js";
@@ -23,6 +23,8 @@ export interface ExchangeOptions {
   newMessages?: Message[];
   /** The client's body as received, for the trace. */
   clientBody: unknown;
+  /** Keeps the finished answer for later turns (the client's `store`), before the client sees its end. */
+  keepAnswer?: (answer: ConversationResponse) => Promise<void>;
 }
 
 /** Routes a client request to its provider, answers it (streamed or not), persists and traces it. */
@@ -66,6 +68,7 @@ export async function runExchange(
       timings: { planMs: performance.now() - ctx.startedAt },
     },
   };
+  if (options.keepAnswer !== undefined) exchange.keepAnswer = options.keepAnswer;
   const { conversationId } = options;
   if (conversationId !== undefined) {
     exchange.conversationId = conversationId;
@@ -84,15 +87,10 @@ export async function runExchange(
         return store!.startMessage(conversationId, "assistant");
       });
     } else {
-      await answerOnce(
-        ctx,
-        state,
-        exchange,
-        headers,
-        conversationId === undefined
-          ? undefined
-          : async (answer) => void (await store!.appendMessages(conversationId, [...newMessages, answer.message])),
-      );
+      await answerOnce(ctx, state, exchange, headers, async (answer) => {
+        if (conversationId !== undefined) await store!.appendMessages(conversationId, [...newMessages, answer.message]);
+        await options.keepAnswer?.(answer);
+      });
     }
     status = ctx.res.statusCode;
   } catch (error) {
