@@ -10,7 +10,8 @@ import {
   withoutFormatFields,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
-import { type EncodeContext, encodeContentPart, stripAnthropicExtra } from "./encode-context.js";
+import { type EncodeContext, encodeContentPart, reportOnce, stripAnthropicExtra } from "./encode-context.js";
+import { sealedDetail } from "./sealed-reasoning.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
 type SingleField = "reasoning_content" | "reasoning";
@@ -36,6 +37,8 @@ export function assistantToOpenAI(
   let detailsSeen = false;
   const toolCalls: OpenAIToolCall[] = [];
   let signatureDropped = false;
+  /** A client's answer: reasoning another API sealed, in details that carry its envelope. */
+  const sealed: OpenAIReasoningDetail[] = [];
 
   const addField = (field: SingleField, text: string, position: number) => {
     const last = lastFieldPosition[field];
@@ -60,6 +63,15 @@ export function assistantToOpenAI(
           origin.provider === context.provider;
         if (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature))
           signatureDropped = true;
+        const detail = bindToProvider || mode === "drop" ? undefined : sealedDetail(part, sealed.length);
+        if (detail !== undefined) sealed.push(detail);
+        else if (origin?.format === "responses" && origin.sealed !== undefined)
+          reportOnce(
+            context,
+            "reasoning-sealed-dropped",
+            "encrypted reasoning goes back only to the Responses provider that made it; its text was sent instead",
+            path,
+          );
         const target = bound ? (origin!.field as ReasoningMode | "content-parts") : mode;
         const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
         if (originDetails === undefined && target !== "drop" && (detailsOf(part)?.length ?? 0) > 0) {
@@ -150,7 +162,7 @@ export function assistantToOpenAI(
     const texts = fields[field];
     if (texts.length > 0) out[field] = texts.join(texts.length > 1 ? "\n\n" : "");
   }
-  if (detailsSeen) out.reasoning_details = details;
+  if (detailsSeen || sealed.length > 0) out.reasoning_details = [...details, ...sealed];
   if (interleaved) {
     context.lossy.push({
       code: "reasoning-interleaving-flattened",

@@ -74,6 +74,8 @@ export class ItemWriter {
       const partPath = formatPath([...path, "content", partIndex]);
       switch (part.type) {
         case "text": {
+          // An empty text (a Chat client's `content: ""` beside its calls) carries nothing a provider needs.
+          if (part.text === "" && this.target.kind === "provider") return;
           const marker = kept(part).item as Record<string, unknown> | undefined;
           const into = openMessage(marker);
           if (marker?.empty === true && part.text === "") return;
