@@ -252,3 +252,43 @@ describe("a Responses client on an Anthropic provider", () => {
     });
   });
 });
+
+describe("a Responses client on a Responses provider", () => {
+  test("the provider's reasoning reaches the client sealed in the envelope and goes back unmodified; hosted tools go on", async () => {
+    const client = new OpenAI({ baseURL: `${world.gateway.url}/v1`, apiKey: "sk", maxRetries: 0 });
+    upstream("openai").enqueue({ kind: "sse", frames: recorded() }, doneAnswer);
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: "function", name: "calculator", parameters: calculator.input_schema, strict: false },
+      { type: "web_search" },
+    ];
+    const question: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: "Compute." }];
+    const params = {
+      model: "openai-gpt-5.1-codex-max",
+      tools,
+      store: false,
+      include: ["reasoning.encrypted_content" as const],
+    };
+    const first = await client.responses.stream({ ...params, input: question }).finalResponse();
+    const item = recordedReasoning();
+    const reasoning = first.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning).toMatchObject({ id: item.id, summary: item.summary });
+    expect(reasoning.encrypted_content).not.toBe(item.encrypted_content);
+    expect(upstreamBody(upstream("openai"), 0).tools).toEqual(tools);
+
+    const call = first.output[1] as OpenAI.Responses.ResponseFunctionToolCall;
+    await client.responses.create({
+      ...params,
+      input: [
+        ...question,
+        ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+        { type: "function_call_output", call_id: call.call_id, output: "19" },
+      ],
+    });
+    expect(upstreamBody(upstream("openai"), 1).input).toEqual([
+      { role: "user", content: "Compute." },
+      { id: item.id, type: "reasoning", summary: item.summary, encrypted_content: item.encrypted_content },
+      { type: "function_call", call_id: call.call_id, name: "calculator", arguments: call.arguments },
+      { type: "function_call_output", call_id: call.call_id, output: "19" },
+    ]);
+  });
+});

@@ -79,7 +79,7 @@ export class ItemWriter {
           const marker = kept(part).item as Record<string, unknown> | undefined;
           const into = openMessage(marker);
           if (marker?.empty === true && part.text === "") return;
-          const content = contentPartFromCore(part, "assistant", partPath, this.lossy);
+          const content = this.providerPart(contentPartFromCore(part, "assistant", partPath, this.lossy));
           if (content !== undefined) into.content.push(content);
           const text = content?.text;
           if (marker?.shorthand === true && into.content.length === 1 && typeof text === "string")
@@ -268,9 +268,29 @@ export class ItemWriter {
     for (const [key, value] of Object.entries(own)) {
       if (skip.includes(key)) continue;
       if (this.target.kind === "provider" && (key === "id" || key === "status")) continue;
+      if (this.target.kind === "provider" && SDK_ONLY.has(key)) {
+        this.sdkFieldsDropped();
+        continue;
+      }
       fields[key] = value;
     }
     return fields;
+  }
+
+  /** A content part for a provider, without what the SDK added to it on the client's side. */
+  private providerPart(part: ResponsesContentPart | undefined): ResponsesContentPart | undefined {
+    if (part === undefined || this.target.kind !== "provider" || !Object.keys(part).some((key) => SDK_ONLY.has(key)))
+      return part;
+    this.sdkFieldsDropped();
+    return Object.fromEntries(Object.entries(part).filter(([key]) => !SDK_ONLY.has(key))) as ResponsesContentPart;
+  }
+
+  private sdkFieldsDropped(): void {
+    if (this.lossy.some((entry) => entry.code === "sdk-fields-dropped")) return;
+    this.lossy.push({
+      code: "sdk-fields-dropped",
+      message: "fields the OpenAI SDK adds to the output it gives back (parsed, parsed_arguments) are no API input",
+    });
   }
 
   /** An answer's item gets an id and a status; an item of a history or a provider's request has what it came with. */
@@ -280,6 +300,9 @@ export class ItemWriter {
     return { id: answerItemId(prefix, target.responseId, index), status: "completed" };
   }
 }
+
+/** What the OpenAI SDK's parse and stream helpers add to output items and parts; a client may echo them back. */
+const SDK_ONLY: ReadonlySet<string> = new Set(["parsed", "parsed_arguments"]);
 
 /** An assistant message item of an answer, as `output_item.added` (in progress) or done shows it. */
 export function messageItem(
