@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { checkResponsesStream } from "../formats/openai-responses/test-support/stream-check.js";
+import { checkResponsesStream } from "../../test/support/responses-stream.js";
 import { runConvert } from "./convert.js";
 import { runNormalize } from "./normalize.js";
 import { runRepair } from "./repair.js";

@@ -1,8 +1,8 @@
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { rebuildResponse } from "../../src/formats/openai-chat/test-support/chunks.js";
-import { checkResponsesStream } from "../../src/formats/openai-responses/test-support/stream-check.js";
 import { postJson, postStream } from "../support/gateway-harness.js";
+import { checkResponsesStream } from "../support/responses-stream.js";
 import { framesFromChunksFile, type ScriptedUpstream } from "../support/scripted-upstream.js";
 import {
   chatMessages,

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
+import { fixtureJson } from "../../../test/support/responses-stream.js";
 import { decodeOriginSignature, type Message } from "../../core/index.js";
 import { repair } from "../../repair/index.js";
 import { formatAdapter } from "../registry.js";
-import { fixtureJson } from "./test-support/stream-check.js";
 import type { Json, ResponsesItem } from "./wire-types.js";
 
 /** Conversions to and from the canonical model, read as input -> output. */

@@ -43,6 +43,9 @@ interface OpenBlock {
   signature?: string;
   contentIndex: number;
   summaryStarted: boolean;
+  /** The block's delta events up to the delta itself, and what follows it (see `deltaHead`). */
+  deltaHead?: string;
+  deltaTail?: string;
 }
 
 class Encoder implements ResponsesStreamEncoder {
@@ -190,14 +193,15 @@ class Encoder implements ResponsesStreamEncoder {
     const block = this.block;
     if (block?.kind !== "text" || text === "") return "";
     block.text += text;
-    const refusal = kept(block.part).type === "refusal";
-    return this.event({
-      type: refusal ? "response.refusal.delta" : "response.output_text.delta",
-      ...this.at(),
-      content_index: block.contentIndex,
-      delta: text,
-      ...(refusal ? {} : { logprobs: [] }),
-    });
+    if (block.deltaHead === undefined) {
+      const refusal = kept(block.part).type === "refusal";
+      block.deltaHead = this.deltaHead(
+        refusal ? "response.refusal.delta" : "response.output_text.delta",
+        `,"content_index":${block.contentIndex}`,
+      );
+      block.deltaTail = refusal ? "" : ',"logprobs":[]';
+    }
+    return this.delta(block, text);
   }
 
   private thinkingDelta(text: string): string {
@@ -214,9 +218,21 @@ class Encoder implements ResponsesStreamEncoder {
         part: { type: "summary_text", text: "" },
       });
     }
-    return (
-      out + this.event({ type: "response.reasoning_summary_text.delta", ...this.at(), summary_index: 0, delta: text })
-    );
+    block.deltaHead ??= this.deltaHead("response.reasoning_summary_text.delta", ',"summary_index":0');
+    return out + this.delta(block, text);
+  }
+
+  /**
+   * The constant start of a block's delta events, written once per block: a delta is then one string built around
+   * the delta's JSON, not an object spread and serialised again (deltas are most of a stream's events).
+   */
+  private deltaHead(type: string, fields: string): string {
+    const { item_id, output_index } = this.at();
+    return `event: ${type}\ndata: {"type":"${type}","item_id":${JSON.stringify(item_id)},"output_index":${output_index}${fields},"delta":`;
+  }
+
+  private delta(block: OpenBlock, text: string): string {
+    return `${block.deltaHead}${JSON.stringify(text)}${block.deltaTail ?? ""},"sequence_number":${this.sequence++}}\n\n`;
   }
 
   /** A block's end: its final part, written as the whole-answer encoder writes it. */

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
+import { checkResponsesStream, fixtureJson, sseOfChunks } from "../../../test/support/responses-stream.js";
 import type { ConversationResponse, Part, StreamEvent } from "../../core/index.js";
 import { decodeOriginSignature, encodeOriginSignature } from "../../core/index.js";
 import { accumulate } from "../../stream/accumulate.js";
@@ -8,7 +9,6 @@ import { SseDecoder } from "../../stream/sse.js";
 import { coreToResponsesResponse } from "./from-core.js";
 import { createResponsesStreamDecoder } from "./stream-decoder.js";
 import { createResponsesStreamEncoder } from "./stream-encoder.js";
-import { checkResponsesStream, fixtureJson, sseOfChunks } from "./test-support/stream-check.js";
 import { responsesResponseToCore } from "./to-core.js";
 import type { Json } from "./wire-types.js";
 

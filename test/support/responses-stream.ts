@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
-import { parseSse } from "../../../stream/sse.js";
-import type { Json, ResponsesItem } from "../wire-types.js";
+import type { Json, ResponsesItem } from "../../src/formats/openai-responses/wire-types.js";
+import { parseSse } from "../../src/stream/sse.js";
 
 /** Recorded Responses traffic in `test/fixtures/openai-responses` and Codex's requests in `test/fixtures/codex`. */
-const FIXTURES = new URL("../../../../test/fixtures/", import.meta.url);
+const FIXTURES = new URL("../fixtures/", import.meta.url);
 
 export function fixtureText(file: string): string {
   return readFileSync(new URL(file, FIXTURES), "utf8");
