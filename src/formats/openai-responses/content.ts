@@ -77,11 +77,12 @@ export function contentPartFromCore(
   const own = kept(part);
   switch (part.type) {
     case "text": {
+      // `item` is the message item a text part starts (see items-to-core), not a field of the part.
       if (own.type === "refusal") {
-        const { type: _type, ...rest } = own;
+        const { type: _type, item: _item, ...rest } = own;
         return { type: "refusal", refusal: part.text, ...rest };
       }
-      const { type, ...rest } = own;
+      const { type, item: _item, ...rest } = own;
       // A part that came as output_text goes back as it came; one from another API gets what OpenAI writes.
       if (type === "output_text") return { type, text: part.text, ...rest };
       if (role === "assistant") return { type: "output_text", text: part.text, annotations: [], ...rest };

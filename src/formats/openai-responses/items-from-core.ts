@@ -142,6 +142,8 @@ export class ItemWriter {
 
   /** A user message: its tool results as call outputs, runs of anything else as user messages, in order. */
   private user(message: Message, path: ReadonlyArray<string | number>): ResponsesItem[] {
+    // A message with nothing in it still is one.
+    if (message.parts.length === 0) return [this.inputMessage(message, [], "user", path)];
     const items: ResponsesItem[] = [];
     let run: Part[] = [];
     const flush = () => {
@@ -186,10 +188,13 @@ export class ItemWriter {
 
   private output(part: ToolResultPart, path: string): ResponsesItem {
     const own = kept(part);
+    // As it came from a Responses client; else as the call it answers was written.
     const type =
-      own.type === "custom_tool_call_output" || this.customCalls.has(part.toolCallId)
-        ? "custom_tool_call_output"
-        : "function_call_output";
+      typeof own.type === "string"
+        ? own.type
+        : this.customCalls.has(part.toolCallId)
+          ? "custom_tool_call_output"
+          : "function_call_output";
     if (part.isError) {
       this.lossy.push({
         code: "tool-error-flag-dropped",
@@ -322,7 +327,7 @@ export function callItem(part: ToolCallPart, form: CallForm, fields: Record<stri
     ...fields,
     call_id: part.id,
     name: form.name,
-    arguments: part.rawInput ?? JSON.stringify(part.input ?? {}),
+    arguments: part.rawInput ?? JSON.stringify(part.input === undefined ? {} : part.input),
   };
   if (form.namespace !== undefined) call.namespace = form.namespace;
   return call;

@@ -172,7 +172,7 @@ function outputToCore(item: ResponsesCallOutput): ToolResultPart {
     toolCallId: call_id,
     content: typeof output === "string" ? output : output.map(contentPartToCore),
   };
-  return keep(part, { ...rest, type: type === "custom_tool_call_output" ? type : undefined });
+  return keep(part, { ...rest, type });
 }
 
 function isJson(text: string): boolean {

@@ -228,6 +228,16 @@ describe("Parley's own answers, recorded", () => {
     }).value;
     const out = coreToResponsesResponse(answer, { answerId: "resp_x" }).value;
     expect(out.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    // The provider's message keeps its id; its part is a plain output_text (no bookkeeping of Parley's leaks in).
+    expect(out.output[1]).toEqual({
+      id: "msg_0f35ed53160b395301693cc95c1d288190997018450969162b",
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [
+        { type: "output_text", text: "12 + 7 = 19\n19 × 3 = 57\n57 × 10 = 570\n\nFinal result: 570", annotations: [] },
+      ],
+    });
     expect(out.status).toBe("completed");
     expect(out.usage).toEqual({
       input_tokens: 865,

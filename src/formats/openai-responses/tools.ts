@@ -182,12 +182,15 @@ export function callForm(part: ToolCallPart, tools: readonly ToolDefinition[] | 
   const own = kept(part);
   const tool = tools?.find((candidate) => candidate.name === part.name);
   const toolOwn = kept(tool);
-  if (own.type === "custom" || toolOwn.type === "custom") {
+  if (own.type === "custom_tool_call" || toolOwn.type === "custom") {
     const input = (part.input as { input?: unknown } | null)?.input;
     return {
       kind: "custom",
       name: part.name,
-      input: typeof input === "string" ? input : (part.rawInput ?? JSON.stringify(part.input ?? {})),
+      input:
+        typeof input === "string"
+          ? input
+          : (part.rawInput ?? JSON.stringify(part.input === undefined ? {} : part.input)),
     };
   }
   const space = typeof own.namespace === "string" ? own.namespace : toolOwn.namespace;
