@@ -342,3 +342,16 @@ describe("requests", () => {
     expect(read({ model: "" })).toThrow("model");
   });
 });
+
+describe("reasoning asked for", () => {
+  test("turns thinking on with a budget for its effort that leaves the answer room within the client's limit", () => {
+    const read = (body: Json) => responses.client.readRequest({ model: "m", input: "x", ...body }).value;
+    expect(read({ reasoning: { summary: "auto" } }).thinking).toMatchObject({ type: "enabled", budgetTokens: 8192 });
+    expect(read({ reasoning: { summary: "auto", effort: "high" } }).thinking?.budgetTokens).toBe(16384);
+    const limited = read({ reasoning: { summary: "auto", effort: "high" }, max_output_tokens: 4000 });
+    const body = anthropic.upstream.encodeRequest(limited).value as Json;
+    expect(body).toMatchObject({ max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 2976 } });
+    expect(read({ reasoning: { effort: "none", summary: "auto" } }).thinking).toBeUndefined();
+    expect(read({ reasoning: { effort: "low" } }).thinking).toBeUndefined();
+  });
+});

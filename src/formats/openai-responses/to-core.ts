@@ -77,7 +77,12 @@ export function responsesRequestToCore(body: ResponsesRequest): ResponsesRequest
   if (reasoning !== undefined && reasoning !== null) {
     const { effort, summary, ...more } = reasoning;
     if (typeof effort === "string") request.reasoningEffort = effort;
-    if (typeof summary === "string" && effort !== "none") request.thinking = thinkingFor(effort, summary);
+    if (typeof summary === "string" && effort !== "none")
+      request.thinking = thinkingFor(
+        effort,
+        summary,
+        typeof max_output_tokens === "number" ? max_output_tokens : undefined,
+      );
     if (Object.keys(more).length > 0) kept.reasoning = more;
   }
   if (text !== undefined && text !== null) {
@@ -95,10 +100,14 @@ export function responsesRequestToCore(body: ResponsesRequest): ResponsesRequest
   return { value: request, lossy, state };
 }
 
-function thinkingFor(effort: unknown, summary: string): ThinkingConfig {
+/**
+ * Reasoning asked for, as thinking with a budget for its effort. The budget leaves room for the answer within the
+ * client's own limit (Anthropic wants it below `max_tokens`), never under the 1,024 tokens a budget must have.
+ */
+function thinkingFor(effort: unknown, summary: string, maxTokens: number | undefined): ThinkingConfig {
   const thinking: ThinkingConfig = { type: "enabled" };
-  const budget = typeof effort === "string" ? BUDGET_FOR_EFFORT[effort] : undefined;
-  thinking.budgetTokens = budget ?? BUDGET_FOR_EFFORT.medium!;
+  const budget = (typeof effort === "string" ? BUDGET_FOR_EFFORT[effort] : undefined) ?? BUDGET_FOR_EFFORT.medium!;
+  thinking.budgetTokens = maxTokens === undefined ? budget : Math.max(1024, Math.min(budget, maxTokens - 1024));
   return keep(thinking, { summary });
 }
 
