@@ -355,3 +355,26 @@ describe("reasoning asked for", () => {
     expect(read({ reasoning: { effort: "low" } }).thinking).toBeUndefined();
   });
 });
+
+describe("histories a provider gets", () => {
+  test("an assistant message given as a string, then reasoning no provider made: each in an item of its own", () => {
+    const history = responses.history.toCore([
+      { role: "user", content: "q" },
+      { role: "assistant", content: "first" },
+      { type: "reasoning", id: "rs_x", summary: [{ type: "summary_text", text: "why" }], encrypted_content: "gAAAA" },
+      { role: "assistant", content: [{ type: "output_text", text: "second", annotations: [] }] },
+    ]).messages;
+    const out = providerRequest(history, { type: "openai-responses", name: "openai" });
+    expect((out.value as { input: Json[] }).input).toEqual([
+      { role: "user", content: "q" },
+      { type: "message", role: "assistant", content: "first" },
+      {
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: "<think>why</think>", annotations: [] }],
+      },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "second", annotations: [] }] },
+    ]);
+    expect(out.lossy).toContainEqual(expect.objectContaining({ code: "thinking-to-text" }));
+  });
+});

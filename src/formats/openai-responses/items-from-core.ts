@@ -82,8 +82,11 @@ export class ItemWriter {
           const content = this.providerPart(contentPartFromCore(part, "assistant", partPath, this.lossy));
           if (content !== undefined) into.content.push(content);
           const text = content?.text;
-          if (marker?.shorthand === true && into.content.length === 1 && typeof text === "string")
+          if (marker?.shorthand === true && into.content.length === 1 && typeof text === "string") {
+            // A message given as a string holds that string only: what follows starts an item of its own.
             (into as { content: unknown }).content = text;
+            message = undefined;
+          }
           return;
         }
         case "thinking":

@@ -55,12 +55,13 @@ export function createResponsesEventDecoder(options: ResponsesDecodeOptions = {}
 interface ActiveItem {
   outputIndex: number;
   item: ResponsesItem;
-  /** Message: content parts started; reasoning: summary parts and raw text seen; calls: argument text sent. */
+  /** A message's content parts begun so far (the done item's later ones come whole). */
   parts: number;
-  /** Whether the open text or thinking block got any text. */
+  /** Whether the open text block got any text (else its done event's text is its text). */
   gotText: boolean;
   /** Reasoning: which of its texts became the thinking (the first that came). */
   field?: "summary" | "reasoning_text";
+  /** A call: whether any of its arguments (or freeform input) went out. */
   argumentsSent: boolean;
 }
 
