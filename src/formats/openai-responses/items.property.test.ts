@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { responsesItem } from "../../../test/support/responses-arbitraries.js";
+import { repair } from "../../repair/index.js";
 import { formatAdapter } from "../registry.js";
-import type { Json } from "./wire-types.js";
 
 /**
  * Any Responses history reads into the core and writes back as it came: items in order, their ids, statuses and
@@ -10,116 +11,60 @@ import type { Json } from "./wire-types.js";
  */
 const history = formatAdapter("responses").history;
 
-const text = fc.string({ unit: "grapheme", maxLength: 12 });
-const id = (prefix: string) =>
-  fc.option(fc.stringMatching(new RegExp(`^${prefix}_[a-z0-9]{1,6}$`)), { nil: undefined });
-const status = fc.option(fc.constantFrom("completed", "in_progress", "incomplete"), { nil: undefined });
-
-/** Drops the keys whose value is undefined, as JSON would. */
-const defined = (item: Json): Json =>
-  Object.fromEntries(Object.entries(item).filter(([, value]) => value !== undefined));
-
-const inputPart = fc.oneof(
-  fc.record({ type: fc.constant("input_text"), text }),
-  fc.record({
-    type: fc.constant("input_image"),
-    image_url: fc.constantFrom("https://example.com/a.png", "data:image/png;base64,iVBORw0KGgo="),
-    detail: fc.constantFrom("low", "high", "auto"),
-  }),
-  fc.record({
-    type: fc.constant("input_file"),
-    file_data: fc.constant("data:application/pdf;base64,JVBERi0="),
-    filename: text,
-  }),
-);
-
-const outputPart = fc.oneof(
-  fc.record({ type: fc.constant("output_text"), text, annotations: fc.constant([]) }),
-  fc.record({ type: fc.constant("refusal"), refusal: text }),
-);
-
-const inputMessage = fc
-  .record({
-    type: fc.option(fc.constant("message"), { nil: undefined }),
-    id: id("msg"),
-    role: fc.constantFrom("user", "system", "developer"),
-    content: fc.oneof(text, fc.array(inputPart, { maxLength: 3 })),
-  })
-  .map(defined);
-
-const assistantMessage = fc
-  .record({
-    type: fc.option(fc.constant("message"), { nil: undefined }),
-    id: id("msg"),
-    status,
-    role: fc.constant("assistant"),
-    content: fc.oneof(text, fc.array(outputPart, { maxLength: 3 })),
-    phase: fc.option(fc.constantFrom("commentary", "final_answer"), { nil: undefined }),
-  })
-  .map(defined);
-
-const functionCall = fc
-  .record({
-    type: fc.constant("function_call"),
-    id: id("fc"),
-    status,
-    call_id: fc.stringMatching(/^call_[a-z0-9]{1,6}$/),
-    name: fc.stringMatching(/^[a-z_]{1,8}$/),
-    namespace: fc.option(fc.constantFrom("multi_agent_v1", "tools"), { nil: undefined }),
-    arguments: fc.oneof(
-      fc.jsonValue().map((value) => JSON.stringify(value)),
-      fc.constantFrom('{"a": 1}', '{"cut": ', "not json", ""),
-    ),
-  })
-  .map(defined);
-
-const customCall = fc
-  .record({
-    type: fc.constant("custom_tool_call"),
-    id: id("ctc"),
-    call_id: fc.stringMatching(/^call_[a-z0-9]{1,6}$/),
-    name: fc.constantFrom("apply_patch", "write_sql"),
-    input: text,
-  })
-  .map(defined);
-
-const output = fc
-  .record({
-    type: fc.constantFrom("function_call_output", "custom_tool_call_output"),
-    id: id("fco"),
-    call_id: fc.stringMatching(/^call_[a-z0-9]{1,6}$/),
-    output: fc.oneof(text, fc.array(inputPart, { maxLength: 2 })),
-  })
-  .map(defined);
-
-const reasoning = fc
-  .record({
-    type: fc.constant("reasoning"),
-    id: fc.stringMatching(/^rs_[a-z0-9]{1,6}$/),
-    summary: fc.array(fc.record({ type: fc.constant("summary_text"), text }), { maxLength: 3 }),
-    content: fc.option(fc.array(fc.record({ type: fc.constant("reasoning_text"), text }), { maxLength: 2 }), {
-      nil: undefined,
-    }),
-    encrypted_content: fc.option(fc.stringMatching(/^gAAAA[A-Za-z0-9_-]{0,12}$/), { nil: undefined }),
-  })
-  .map(defined);
-
-const hosted = fc.record({
-  type: fc.constantFrom("web_search_call", "file_search_call"),
-  id: fc.stringMatching(/^ws_[a-z0-9]{1,6}$/),
-  status: fc.constant("completed"),
-});
-
-const item = fc.oneof(inputMessage, assistantMessage, functionCall, customCall, output, reasoning, hosted);
-
 describe("Responses items through the core", () => {
   test("any history reads into the core and writes back as it came", () => {
     fc.assert(
-      fc.property(fc.array(item, { maxLength: 10 }), (items) => {
+      fc.property(fc.array(responsesItem, { maxLength: 10 }), (items) => {
         const core = history.toCore(items);
         expect(history.fromCore(core.messages).value).toEqual(items);
       }),
       { numRuns: 400 },
+    );
+  });
+});
+
+describe("any Responses request", () => {
+  const tool = fc.oneof(
+    fc.constant({ type: "function", name: "f", parameters: { type: "object" }, strict: true }),
+    fc.constant({
+      type: "custom",
+      name: "apply_patch",
+      format: { type: "grammar", syntax: "lark", definition: "start: /.+/" },
+    }),
+    fc.constant({ type: "namespace", name: "ns", tools: [{ type: "function", name: "g", parameters: {} }] }),
+    fc.constant({ type: "web_search" }),
+  );
+  const request = fc.record({
+    model: fc.constant("m"),
+    input: fc.array(responsesItem, { maxLength: 8 }),
+    instructions: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
+    tools: fc.option(fc.array(tool, { maxLength: 4 }), { nil: undefined }),
+    reasoning: fc.option(
+      fc.record({ summary: fc.constantFrom("auto", "detailed"), effort: fc.constantFrom("low", "high") }),
+      {
+        nil: undefined,
+      },
+    ),
+    max_output_tokens: fc.option(fc.integer({ min: 16, max: 64000 }), { nil: undefined }),
+  });
+
+  test("goes to a provider of every API without an exception: what cannot go is reported", () => {
+    const providers = (["openai", "anthropic", "openai-responses"] as const).map((type) => {
+      const adapter = [formatAdapter("openai"), formatAdapter("anthropic"), formatAdapter("responses")].find(
+        (format) => format.upstream.type === type,
+      )!;
+      return adapter.upstream.connect({ name: "p", baseUrl: "http://127.0.0.1:9/v1", compat: {}, headers: {} });
+    });
+    fc.assert(
+      fc.property(request, (body) => {
+        const read = formatAdapter("responses").client.readRequest(JSON.parse(JSON.stringify(body)));
+        for (const connection of providers) {
+          const repaired = repair(read.value.messages, connection.repairTarget);
+          const out = connection.encodeRequest({ ...read.value, messages: repaired.messages });
+          expect(JSON.parse(JSON.stringify(out.value))).toBeTypeOf("object");
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 });
