@@ -17,6 +17,17 @@ describe("reasoning origin envelope", () => {
     expect(decodeOriginSignature(signature)).toEqual(origin);
   });
 
+  test("carries a Responses provider's item id and sealed reasoning, unmodified", () => {
+    const origin = {
+      format: "responses" as const,
+      provider: "openai",
+      field: "summary" as const,
+      id: "rs_0f35",
+      sealed: "gAAAAABpPMlc_+/==",
+    };
+    expect(decodeOriginSignature(encodeOriginSignature(origin))).toEqual(origin);
+  });
+
   test("leaves real Anthropic signatures and garbage alone", () => {
     expect(decodeOriginSignature("EqQBCgIYAh")).toBeUndefined();
     expect(decodeOriginSignature("parley.v1.!!!")).toBeUndefined();

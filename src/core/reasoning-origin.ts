@@ -16,7 +16,7 @@ export function encodeOriginSignature(origin: ReasoningOrigin): string {
   if (origin.model !== undefined) payload.m = origin.model;
   if (origin.details !== undefined) payload.d = origin.details;
   if (origin.id !== undefined) payload.i = origin.id;
-  if (origin.sealed !== undefined) payload.s = origin.sealed;
+  if (origin.sealed !== undefined) payload.e = origin.sealed;
   return PREFIX + Buffer.from(JSON.stringify(payload), "utf8").toString("base64url");
 }
 
@@ -34,7 +34,7 @@ export function decodeOriginSignature(signature: string | undefined): ReasoningO
     if (typeof payload.m === "string") origin.model = payload.m;
     if (Array.isArray(payload.d)) origin.details = payload.d;
     if (typeof payload.i === "string") origin.id = payload.i;
-    if (typeof payload.s === "string") origin.sealed = payload.s;
+    if (typeof payload.e === "string") origin.sealed = payload.e;
     return origin;
   } catch {
     return undefined;
