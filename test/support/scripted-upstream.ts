@@ -42,7 +42,15 @@ export interface ScriptedUpstream {
   /** Base URL as a provider is configured with it: `.../v1` for OpenAI-compatible, the origin for Anthropic. */
   baseUrl: string;
   origin: string;
+  /** Requests to the API endpoint (`POST /v1/chat/completions`, `POST /v1/messages[/count_tokens]`). */
   requests: RecordedRequest[];
+  /** Every other request (the gateway asking `GET /v1/models`, a server's own info endpoints). */
+  otherRequests: RecordedRequest[];
+  /**
+   * Answers requests other than the API endpoint (model lists, info endpoints); undefined, or a call that returns
+   * undefined, answers 404 as a server without that endpoint does.
+   */
+  otherRoutes: ((request: RecordedRequest) => ScriptedReply | undefined) | undefined;
   /** Replies used in order, one per request; when none is left, `fallback` answers. */
   enqueue(...replies: ScriptedReply[]): void;
   fallback: ((request: RecordedRequest) => ScriptedReply) | undefined;
@@ -68,6 +76,8 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
     baseUrl: "",
     origin: "",
     requests,
+    otherRequests: [],
+    otherRoutes: undefined,
     enqueue: (...replies) => queue.push(...replies),
     fallback: undefined,
     waitForAbort: (ms) =>
@@ -103,14 +113,22 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
       framesWritten: 0,
       remotePort: req.socket.remotePort,
     };
-    requests.push(recorded);
+    const path = (req.url ?? "").split("?")[0];
+    const isApi =
+      req.method === "POST" &&
+      (path === expectedPath || (kind === "anthropic" && path === `${expectedPath}/count_tokens`));
+    (isApi ? requests : upstream.otherRequests).push(recorded);
     res.on("close", () => {
       if (res.writableFinished) return;
       recorded.aborted = true;
       for (const wake of abortWaiters.splice(0)) wake();
     });
-    const path = (req.url ?? "").split("?")[0];
-    if (path !== expectedPath && !(kind === "anthropic" && path === `${expectedPath}/count_tokens`)) {
+    if (!isApi) {
+      const other = upstream.otherRoutes?.(recorded);
+      if (other !== undefined) {
+        await play(other, res, recorded);
+        return;
+      }
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
       return;

@@ -74,6 +74,8 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
   },
   /** llama-server `--reasoning-format deepseek` reads `reasoning_content`; images depend on the model. */
   llamacpp: { id: "llamacpp", ...base, reasoningMode: "reasoning_content", thinkingSwitch: { type: "none" } },
+  /** LM Studio: reasoning models answer in `reasoning_content`; no thinking switch of its own. */
+  lmstudio: { id: "lmstudio", ...base, reasoningMode: "reasoning_content", thinkingSwitch: { type: "none" } },
   /** Ollama's OpenAI endpoint answers with `reasoning`; the native `think` switch is accepted there too. */
   ollama: { id: "ollama", ...base, reasoningMode: "reasoning", thinkingSwitch: { type: "ollama_think" } },
   /** DeepSeek: `reasoning_content` must come back on tool-call turns, else 400. */
@@ -130,6 +132,7 @@ const portRules: Array<[string, string]> = [
   ["8000", "vllm"],
   ["30000", "sglang"],
   ["8080", "llamacpp"],
+  ["1234", "lmstudio"],
 ];
 
 /** Guesses the preset from the base URL; an unknown server gets `generic`. */

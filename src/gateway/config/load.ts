@@ -15,6 +15,8 @@ export interface ServeFlags {
   reasoning?: string;
   store?: string;
   apiKeys?: string[];
+  model?: string;
+  preset?: string;
 }
 
 /** A configuration problem, found before the gateway listens. `key` names the setting. */
@@ -128,6 +130,8 @@ export function buildConfig(
   const upstreamKey = flags.upstreamKey ?? env.PARLEY_UPSTREAM_KEY;
   const upstreamType = flags.upstreamType ?? env.PARLEY_UPSTREAM_TYPE;
   const reasoning = flags.reasoning ?? env.PARLEY_REASONING;
+  const model = nonEmptyText(flags.model ?? env.PARLEY_MODEL);
+  const preset = nonEmptyText(flags.preset ?? env.PARLEY_PRESET);
   if (upstreamType !== undefined && upstreamType !== "openai" && upstreamType !== "anthropic") {
     throw new ConfigError("upstream-type", `must be openai or anthropic, not '${upstreamType}'`);
   }
@@ -154,6 +158,9 @@ export function buildConfig(
       models: provider.models ?? {},
       headers: provider.headers ?? {},
       anthropicVersion: provider.anthropicVersion ?? DEFAULTS.anthropicVersion,
+      ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
+      ...(provider.limits === undefined ? {} : { limits: definedLimits(provider.limits) }),
+      discover: provider.discover ?? true,
     };
   }
   const defaultProvider = file.defaultProvider ?? names[0] ?? "default";
@@ -164,10 +171,14 @@ export function buildConfig(
       baseUrl: trimSlash(upstreamUrl ?? DEFAULTS.upstreamUrl),
       ...(upstreamKey ? { apiKey: upstreamKey } : {}),
       ...(reasoning === undefined ? {} : { reasoning: reasoning as ReasoningModeName }),
+      ...(preset === undefined ? {} : { preset }),
+      ...(model === undefined ? {} : { defaultModel: model }),
       compat: {},
       models: {},
       headers: {},
       anthropicVersion: DEFAULTS.anthropicVersion,
+      discover: true,
+      fromFlags: true,
     };
   } else {
     const target = providers[defaultProvider];
@@ -176,6 +187,8 @@ export function buildConfig(
     if (upstreamType !== undefined) target.type = upstreamType as "openai" | "anthropic";
     if (upstreamKey) target.apiKey = upstreamKey;
     if (reasoning !== undefined) target.reasoning = reasoning as ReasoningModeName;
+    if (preset !== undefined) target.preset = preset;
+    if (model !== undefined) target.defaultModel = model;
   }
 
   const routes = file.routes ?? [];
@@ -237,6 +250,20 @@ function parsePort(text: string): number {
   if (!/^\d+$/.test(text) || port > 65535)
     throw new ConfigError("port", `must be a number from 0 to 65535, not '${text}'`);
   return port;
+}
+
+function definedLimits(limits: { contextWindow?: number | undefined; maxOutputTokens?: number | undefined }): {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+} {
+  return {
+    ...(limits.contextWindow === undefined ? {} : { contextWindow: limits.contextWindow }),
+    ...(limits.maxOutputTokens === undefined ? {} : { maxOutputTokens: limits.maxOutputTokens }),
+  };
+}
+
+function nonEmptyText(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
 }
 
 function splitKeys(text: string): string[] {

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import { type Message, ParleyError } from "../../core/index.js";
 import { redactSecrets } from "../../store/redact.js";
 import type { TraceRecord } from "../../store/types.js";
-import { resolveRoute } from "../config/routing.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
+import { routeRequest } from "../models/route-request.js";
 import type { GatewayState } from "../state.js";
-import { approximateInputTokens } from "../token-count.js";
+import { explainUpstreamFailure } from "../upstream-hints.js";
 import { answerOnce } from "./answer-once.js";
 import type { Exchange } from "./exchange.js";
 import { type ClientRequest, planUpstream } from "./plan.js";
@@ -29,11 +29,10 @@ export interface ExchangeOptions {
 export async function runExchange(
   ctx: Context,
   state: GatewayState,
-  request: ClientRequest,
+  clientRequest: ClientRequest,
   options: ExchangeOptions,
 ): Promise<void> {
-  const route = resolveRoute(state.config, request.clientModel);
-  const provider = state.providers[route.provider.name]!;
+  const { route, provider, request, estimateInputTokens } = await routeRequest(state, clientRequest);
   Object.assign(ctx.log, {
     provider: provider.config.name,
     upstreamModel: route.upstreamModel,
@@ -46,7 +45,6 @@ export async function runExchange(
   const lossyHeader = formatLossyHeader(lossy);
   if (lossyHeader !== undefined) headers["x-parley-lossy"] = lossyHeader;
 
-  let estimate: number | undefined;
   const exchange: Exchange = {
     request,
     provider,
@@ -55,10 +53,7 @@ export async function runExchange(
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
     query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
-    estimateInputTokens: () => {
-      estimate ??= approximateInputTokens(request.core);
-      return estimate;
-    },
+    estimateInputTokens,
     trace: {
       upstreamResponse: "",
       clientResponse: "",
@@ -96,8 +91,9 @@ export async function runExchange(
     }
     status = ctx.res.statusCode;
   } catch (error) {
-    status = error instanceof ParleyError ? error.status : 500;
-    throw error;
+    const explained = explainUpstreamFailure(error, provider, state);
+    status = explained instanceof ParleyError ? explained.status : 500;
+    throw explained;
   } finally {
     recordTrace(ctx, state, exchange, options.clientBody, status);
   }

@@ -1,6 +1,5 @@
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
 import type { ConversationStore } from "../../store/types.js";
-import { resolveRoute } from "../config/routing.js";
 import {
   anthropicMessagesToCore,
   coreToAnthropicMessages,
@@ -9,6 +8,7 @@ import {
 } from "../exchange/codecs.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
+import { targetModel } from "../models/route-model.js";
 import type { GatewayState } from "../state.js";
 
 function requireStore(state: GatewayState): ConversationStore {
@@ -65,7 +65,7 @@ export async function handleGetConversation(ctx: Context, state: GatewayState): 
   // The routed provider's reasoning mode (by `?model=`), else the default provider's.
   const model = ctx.query.get("model");
   const provider =
-    model === null ? state.config.providers[state.config.defaultProvider]! : resolveRoute(state.config, model).provider;
+    model === null ? state.config.providers[state.config.defaultProvider]! : targetModel(state, model).provider;
   const runtime = state.providers[provider.name]!;
   const converted = coreToOpenAIMessages(messages, {
     reasoning: runtime.reasoning,

@@ -1,9 +1,17 @@
-import { UpstreamError } from "../../core/index.js";
-import { listedModels, resolveRoute } from "../config/routing.js";
+import { ParleyError, UpstreamError } from "../../core/index.js";
 import { anthropicRequestToCore, parseCountTokensRequest } from "../exchange/codecs.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
+import {
+  anthropicModel,
+  describeModel,
+  listedModels,
+  listShape,
+  modelListBody,
+  openaiModel,
+} from "../models/model-list.js";
+import { targetModel } from "../models/route-model.js";
 import type { GatewayState } from "../state.js";
 import { countInputTokens } from "../token-count.js";
 
@@ -15,10 +23,10 @@ import { countInputTokens } from "../token-count.js";
 export async function handleCountTokens(ctx: Context, state: GatewayState): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
   const body = parseCountTokensRequest(raw);
-  const route = resolveRoute(state.config, raw.model as string);
+  const route = targetModel(state, raw.model as string);
   const provider = state.providers[route.provider.name];
   if (provider?.config.type === "anthropic") {
-    await countUpstream(ctx, state, provider, { ...raw, model: route.upstreamModel });
+    await countUpstream(ctx, state, provider, { ...raw, model: route.upstreamModel ?? (raw.model as string) });
     return;
   }
   const core = anthropicRequestToCore({ ...(body as object), max_tokens: 1 } as never).value;
@@ -49,21 +57,22 @@ async function countUpstream(
   sendJson(ctx, 200, { input_tokens: reply.input_tokens });
 }
 
-const startedAt = new Date().toISOString();
-
-function modelInfo(id: string) {
-  return { type: "model", id, display_name: id, created_at: startedAt };
-}
-
-/** `GET /v1/models`: the model names the routes and rename maps name (patterns cannot be listed). */
+/** `GET /v1/models`: every name a client can ask for, with its model's limits (see `models/model-list.ts`). */
 export async function handleListModels(ctx: Context, state: GatewayState): Promise<void> {
-  const data = listedModels(state.config).map(modelInfo);
-  sendJson(ctx, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+  sendJson(ctx, 200, modelListBody(listShape(ctx), listedModels(state)));
 }
 
-/** `GET /v1/models/{id}`: every name routes somewhere (the default provider at least), so every name is a model. */
-export async function handleGetModel(ctx: Context, _state: GatewayState): Promise<void> {
-  sendJson(ctx, 200, modelInfo(ctx.params.id!));
+/** `GET /v1/models/{id}`: any name that reaches a model, with that model's limits. */
+export async function handleGetModel(ctx: Context, state: GatewayState): Promise<void> {
+  const id = ctx.params.id!;
+  const model = describeModel(state, id);
+  if (model === undefined) {
+    throw new ParleyError(
+      "not_found_error",
+      `model '${id}' reaches no model: its provider serves several and has no default`,
+    );
+  }
+  sendJson(ctx, 200, listShape(ctx) === "openai" ? openaiModel(model) : anthropicModel(model));
 }
 
 export async function handleHealth(ctx: Context): Promise<void> {
