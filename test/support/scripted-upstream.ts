@@ -10,6 +10,8 @@ export type ScriptedReply =
       /** Whole SSE frames (each ending in a blank line), written one by one. */
       frames: string[];
       frameDelayMs?: number;
+      /** Waits this long before the status line and headers (a long prefill before the first byte). */
+      headersDelayMs?: number;
       status?: number;
       headers?: Record<string, string>;
       /** Destroys the socket after this many frames (a connection lost mid-stream). */
@@ -17,7 +19,14 @@ export type ScriptedReply =
       /** Stops writing, without closing, after this many frames (a stalled upstream). */
       stallAfterFrames?: number;
     }
-  | { kind: "error"; status: number; body: unknown; retryAfter?: string; headers?: Record<string, string> }
+  | {
+      kind: "error";
+      status: number;
+      body: unknown;
+      retryAfter?: string;
+      headers?: Record<string, string>;
+      delayMs?: number;
+    }
   /** Destroys the socket without answering. */
   | { kind: "destroy" }
   /** Never answers. */
@@ -162,6 +171,8 @@ async function play(reply: ScriptedReply, res: ServerResponse, recorded: Recorde
       return;
     }
     case "error": {
+      if (reply.delayMs) await delay(reply.delayMs);
+      if (recorded.aborted) return;
       const headers: Record<string, string> = { "content-type": "application/json", ...reply.headers };
       if (reply.retryAfter !== undefined) headers["retry-after"] = reply.retryAfter;
       res.writeHead(reply.status, headers);
@@ -174,6 +185,8 @@ async function play(reply: ScriptedReply, res: ServerResponse, recorded: Recorde
     case "stall":
       return;
     case "sse": {
+      if (reply.headersDelayMs) await delay(reply.headersDelayMs);
+      if (recorded.aborted || res.destroyed) return;
       res.writeHead(reply.status ?? 200, {
         "content-type": "text/event-stream",
         "cache-control": "no-cache",
