@@ -58,14 +58,14 @@ describe("one model served: every name goes to it", () => {
     expect((reply.body as Json).model).toBe("claude-opus-5-5");
     const sent = upstream.requests[0]!.body as Json;
     expect(sent.model).toBe("Qwen/Qwen3-Coder-30B-A3B-Instruct");
-    expect(sent.max_tokens).toBeLessThan(32_768);
+    expect(sent.max_tokens).toBeLessThan(65_536);
     expect(upstream.refused).toEqual([]);
     const lowered = lossyEntries(reply.headers["x-parley-lossy"] as string).find(
       (entry) => entry.code === "max_tokens-lowered",
     );
     expect(lowered).toMatchObject({ path: "max_tokens" });
     expect(lowered?.message).toContain(`max_tokens 128000 lowered to ${sent.max_tokens}`);
-    expect(lowered?.message).toContain("context window of 32768 tokens (from the upstream's GET /models)");
+    expect(lowered?.message).toContain("context window of 65536 tokens (from the upstream's GET /models)");
   });
 
   test("a long prompt: max_tokens leaves room for it, and the server accepts the request", async () => {
@@ -79,7 +79,7 @@ describe("one model served: every name goes to it", () => {
     expect(reply.status, reply.text).toBe(200);
     const sent = upstream.requests[0]!.body as Json;
     expect(sent.max_tokens).toBeGreaterThan(1_000);
-    expect(sent.max_tokens).toBeLessThan(32_768 - 22_000);
+    expect(sent.max_tokens).toBeLessThan(65_536 - 22_000);
   });
 
   test("the client's model and the upstream's are both in the log line and the trace", async () => {
@@ -211,8 +211,8 @@ describe("GET /v1/models", () => {
     expect((list.body as Json).data).toEqual([
       expect.objectContaining({
         id: "Qwen/Qwen3-Coder-30B-A3B-Instruct",
-        max_input_tokens: 32_768,
-        max_tokens: 32_768,
+        max_input_tokens: 65_536,
+        max_tokens: 65_536,
       }),
     ]);
   });

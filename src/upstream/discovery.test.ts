@@ -20,13 +20,13 @@ async function discover(shape: ServerShape, server = shape.preset) {
 describe("parseModelList", () => {
   test("reads the served window each server states, never llama.cpp's training length", () => {
     expect(parseModelList(VLLM.modelList())).toEqual([
-      { id: "Qwen/Qwen3-Coder-30B-A3B-Instruct", contextWindow: 32_768, limitSource: "GET /models" },
+      { id: "Qwen/Qwen3-Coder-30B-A3B-Instruct", contextWindow: 65_536, limitSource: "GET /models" },
     ]);
     expect(parseModelList(SGLANG.modelList())).toEqual([
-      { id: "Qwen/Qwen3-32B", contextWindow: 40_960, limitSource: "GET /models" },
+      { id: "zai-org/GLM-4.5-Air", contextWindow: 65_536, limitSource: "GET /models" },
     ]);
     expect(parseModelList(LLAMACPP.modelList())).toEqual([
-      { id: "ggml-org/gpt-oss-20b-GGUF", contextWindow: 32_768, limitSource: "GET /models" },
+      { id: "ggml-org/gpt-oss-20b-GGUF", contextWindow: 65_536, limitSource: "GET /models" },
     ]);
     expect(parseModelList(KIMI.modelList())?.[2]).toEqual({
       id: "moonshot-v1-8k",
@@ -76,7 +76,7 @@ describe("discoverModels", () => {
     expect(outcome).toEqual({
       status: "listed",
       models: [
-        { id: "qwen3:8b", contextWindow: 32_768, limitSource: "/api/ps" },
+        { id: "qwen3-coder:30b", contextWindow: 65_536, limitSource: "/api/ps" },
         { id: "nomic-embed-text:latest", contextWindow: 2_048, limitSource: "/api/show model_info" },
       ],
     });
@@ -86,7 +86,7 @@ describe("discoverModels", () => {
     const outcome = await discover(LMSTUDIO);
     expect(outcome.status === "listed" && outcome.models[0]).toEqual({
       id: "qwen/qwen3-coder-30b",
-      contextWindow: 32_768,
+      contextWindow: 65_536,
       limitSource: "/api/v1/models",
     });
   });

@@ -91,6 +91,8 @@ export interface ClaudeCodeOptions {
   prompt: string;
   apiKey?: string;
   timeoutMs?: number;
+  /** More environment for the CLI (a recipe's variables); the base URL is always `baseUrl`. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -111,7 +113,9 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
       DISABLE_AUTOUPDATER: "1",
       DISABLE_ERROR_REPORTING: "1",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      ...options.env,
     };
+    env.ANTHROPIC_BASE_URL = options.baseUrl;
     const args = ["-p", options.prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"];
     const outcome = await run(options.binary, args, { cwd: home, env, timeoutMs: options.timeoutMs ?? 90_000 });
     const events = outcome.stdout

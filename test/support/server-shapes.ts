@@ -69,7 +69,7 @@ export const VLLM: ServerShape = {
   name: "vllm",
   preset: "vllm",
   realBaseUrl: "http://127.0.0.1:8000/v1",
-  models: [{ id: "Qwen/Qwen3-Coder-30B-A3B-Instruct", contextWindow: 32_768 }],
+  models: [{ id: "Qwen/Qwen3-Coder-30B-A3B-Instruct", contextWindow: 65_536 }],
   checksModel: true,
   modelList() {
     return {
@@ -100,7 +100,7 @@ export const SGLANG: ServerShape = {
   name: "sglang",
   preset: "sglang",
   realBaseUrl: "http://127.0.0.1:30000/v1",
-  models: [{ id: "Qwen/Qwen3-32B", contextWindow: 40_960 }],
+  models: [{ id: "zai-org/GLM-4.5-Air", contextWindow: 65_536 }],
   checksModel: false,
   modelList() {
     return {
@@ -137,7 +137,7 @@ export const LLAMACPP: ServerShape = {
   name: "llamacpp",
   preset: "llamacpp",
   realBaseUrl: "http://127.0.0.1:8080/v1",
-  models: [{ id: "ggml-org/gpt-oss-20b-GGUF", contextWindow: 32_768 }],
+  models: [{ id: "ggml-org/gpt-oss-20b-GGUF", contextWindow: 65_536 }],
   checksModel: false,
   modelList() {
     const model = this.models[0]!;
@@ -179,9 +179,9 @@ export const OLLAMA: ServerShape = {
   name: "ollama",
   preset: "ollama",
   realBaseUrl: "http://127.0.0.1:11434/v1",
-  // Loaded with OLLAMA_CONTEXT_LENGTH=32768; the model itself takes 40960 (its /api/show model_info).
+  // Loaded with OLLAMA_CONTEXT_LENGTH=65536; the model itself takes 262144 (its /api/show model_info).
   models: [
-    { id: "qwen3:8b", contextWindow: 32_768 },
+    { id: "qwen3-coder:30b", contextWindow: 65_536 },
     { id: "nomic-embed-text:latest", contextWindow: 2_048 },
   ],
   checksModel: true,
@@ -196,14 +196,14 @@ export const OLLAMA: ServerShape = {
       return {
         models: [
           {
-            name: "qwen3:8b",
-            model: "qwen3:8b",
-            size: 7_000_000_000,
-            digest: "500a1f067a9f",
-            details: { family: "qwen3", parameter_size: "8.2B", quantization_level: "Q4_K_M" },
+            name: "qwen3-coder:30b",
+            model: "qwen3-coder:30b",
+            size: 19_000_000_000,
+            digest: "06c1097efce0",
+            details: { family: "qwen3moe", parameter_size: "30.5B", quantization_level: "Q4_K_M" },
             expires_at: "2026-11-23T12:00:00Z",
-            size_vram: 7_000_000_000,
-            context_length: 32_768,
+            size_vram: 19_000_000_000,
+            context_length: 65_536,
           },
         ],
       };
@@ -211,11 +211,11 @@ export const OLLAMA: ServerShape = {
     if (method === "POST" && path === "/api/show") {
       const name = (body as { model?: string } | undefined)?.model;
       if (name === "nomic-embed-text:latest") return { model_info: { "nomic-bert.context_length": 2_048 } };
-      if (name === "qwen3:8b") {
+      if (name === "qwen3-coder:30b") {
         return {
-          parameters: 'repeat_penalty 1\nstop "<|im_end|>"\ntemperature 0.6',
-          model_info: { "general.architecture": "qwen3", "qwen3.context_length": 40_960 },
-          capabilities: ["completion", "tools", "thinking"],
+          parameters: 'repeat_penalty 1.05\nstop "<|im_end|>"\ntemperature 0.7',
+          model_info: { "general.architecture": "qwen3moe", "qwen3moe.context_length": 262_144 },
+          capabilities: ["completion", "tools"],
         };
       }
     }
@@ -232,7 +232,7 @@ export const LMSTUDIO: ServerShape = {
   name: "lmstudio",
   preset: "lmstudio",
   realBaseUrl: "http://127.0.0.1:1234/v1",
-  models: [{ id: "qwen/qwen3-coder-30b", contextWindow: 32_768 }],
+  models: [{ id: "qwen/qwen3-coder-30b", contextWindow: 65_536 }],
   checksModel: true,
   modelList() {
     return {
@@ -253,7 +253,7 @@ export const LMSTUDIO: ServerShape = {
           key: "qwen/qwen3-coder-30b",
           display_name: "Qwen3 Coder 30B",
           max_context_length: 262_144,
-          loaded_instances: [{ id: "qwen/qwen3-coder-30b", config: { context_length: 32_768 } }],
+          loaded_instances: [{ id: "qwen/qwen3-coder-30b", config: { context_length: 65_536 } }],
         },
         {
           type: "embedding",
