@@ -1,6 +1,7 @@
+import { createServer } from "node:net";
 import { beforeAll, describe, expect, test } from "vitest";
-import { ensureClaudeCode } from "../support/claude-code.js";
-import { readRecipes } from "../support/recipes.js";
+import { ensureClaudeCode, runClaudeCode, startRecordingProxy } from "../support/claude-code.js";
+import { readRecipes, startServe } from "../support/recipes.js";
 import { LLAMACPP, LMSTUDIO, OLLAMA, SGLANG, VLLM } from "../support/server-shapes.js";
 import {
   expectClaudeDefaultsFit,
@@ -71,3 +72,42 @@ describe("Claude Code on local servers, as docs/clients.md says", { timeout: 180
     expectWindowAgrees(outcome, recipes.get("lmstudio")!, "qwen/qwen3-coder-30b", 65_536);
   });
 });
+
+describe("Claude Code and a server that is not running", { timeout: 120_000 }, () => {
+  test("start-up says so, and Claude Code shows the URL and the flag at once, without retrying", async () => {
+    const port = await freePort();
+    const serving = await startServe([
+      "--upstream",
+      `http://127.0.0.1:${port}/v1`,
+      "--port",
+      "0",
+      "--store",
+      "memory:",
+    ]);
+    const proxy = await startRecordingProxy(serving.url);
+    try {
+      expect(serving.stdout()).toContain(
+        `provider default: http://127.0.0.1:${port}/v1 (openai, preset generic guessed from the URL): unreachable: connection refused`,
+      );
+      const run = await runClaudeCode({ binary, baseUrl: proxy.url, prompt: SAY_HELLO });
+      const posts = proxy.exchanges.filter((exchange) => exchange.method === "POST");
+      expect(posts.map((exchange) => exchange.status)).toEqual([502]);
+      expect(run.result?.is_error).toBe(true);
+      expect(String(run.result?.result)).toContain(`nothing answers at http://127.0.0.1:${port}/v1`);
+      expect(String(run.result?.result)).toContain("--upstream");
+      expect(Number(run.result?.duration_api_ms)).toBeLessThan(5_000);
+    } finally {
+      await proxy.close();
+      await serving.close();
+    }
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

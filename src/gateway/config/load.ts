@@ -183,7 +183,11 @@ export function buildConfig(
   } else {
     const target = providers[defaultProvider];
     if (target === undefined) throw new ConfigError("defaultProvider", `no provider named '${defaultProvider}'`);
-    if (upstreamUrl !== undefined) target.baseUrl = trimSlash(upstreamUrl);
+    if (upstreamUrl !== undefined) {
+      target.baseUrl = trimSlash(upstreamUrl);
+      // Messages about this provider then name the flags the user gave.
+      target.fromFlags = true;
+    }
     if (upstreamType !== undefined) target.type = upstreamType as "openai" | "anthropic";
     if (upstreamKey) target.apiKey = upstreamKey;
     if (reasoning !== undefined) target.reasoning = reasoning as ReasoningModeName;
