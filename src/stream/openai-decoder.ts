@@ -7,7 +7,7 @@ import {
   type ToolDefinition,
 } from "../core/index.js";
 import { streamErrorFromOpenAI } from "../formats/openai-chat/map-error.js";
-import { mapFinishReason } from "../formats/openai-chat/map-finish-reason.js";
+import { answerStopReason } from "../formats/openai-chat/map-finish-reason.js";
 import { mergeReasoningDetails, reasoningDetailsText } from "../formats/openai-chat/reasoning-details.js";
 import { usageFromOpenAI } from "../formats/openai-chat/usage.js";
 import type {
@@ -118,7 +118,6 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   /** Calls waiting, in the order they started, for the blocks before them to close. */
   private heldTools: ToolSlot[] = [];
   private toolCount = 0;
-  private textToolCallCount = 0;
   private finishReason: string | null = null;
   private usage: OpenAIUsage | undefined;
 
@@ -151,13 +150,11 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     if (this.ended) return [];
     this.start();
     this.closeAll();
-    let stopReason = mapFinishReason(this.finishReason);
-    // A server that leaves tool calls as text ends with "stop"; the client must still run the recovered calls.
-    if (this.textToolCallCount > 0 && stopReason.unified === "end_turn")
-      stopReason = { unified: "tool_use", raw: stopReason.raw };
+    // Tool calls the server finished with "stop" (or nothing), recovered from text included, still ask the
+    // client to run them.
     this.out.push({
       type: "finish",
-      stopReason,
+      stopReason: answerStopReason(this.finishReason, this.toolCount),
       usage: usageFromOpenAI(this.usage),
     });
     this.ended = true;
@@ -278,7 +275,6 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     for (const segment of segments) {
       if (segment.type === "text") this.appendText(segment.text);
       else {
-        this.textToolCallCount++;
         this.toolCount++;
         this.releaseHeldTools();
         this.wholeToolCall(segment.id, segment.name, JSON.stringify(segment.input));
