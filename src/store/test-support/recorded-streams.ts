@@ -24,13 +24,12 @@ const fixtures = new URL("../../../test/fixtures/", import.meta.url);
 
 /**
  * OpenAI streams that send something after a tool call (Vercel's Gemini: encrypted reasoning details; Avian: a
- * whitespace content delta): a whole response cannot say that order, so for these the whole answer is the
+ * space after text and calls): a whole response cannot say that order, so for these the whole answer is the
  * stream's own fold.
  */
 const orderOnlyAStreamCarries = new Set([
   "vercel-gateway/gemini-3-pro-thinking-tool-call.sse",
   "avian/kimi-k2.5-parallel-tools.sse",
-  "avian/kimi-k2.5-thinking-tool-call.sse",
 ]);
 
 /** Every stream fixture (`.sse`, `.chunks.jsonl`), each with its whole answer: the official SDK's for Anthropic's. */
