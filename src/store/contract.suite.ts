@@ -2,9 +2,10 @@ import fc from "fast-check";
 import { afterEach, describe, expect, test } from "vitest";
 import { InvalidRequestError, type Message, ParleyError, type Part } from "../core/index.js";
 import { repair, validateFor } from "../repair/pipeline.js";
+import { runFidelityContract } from "./contract-fidelity.suite.js";
 import { NotFoundError } from "./errors.js";
 import { REDACTED } from "./redact.js";
-import { recordedStreams } from "./test-support/recorded-streams.js";
+import { messageArbitrary } from "./test-support/arbitraries.js";
 import { answerEvents, regressionHistory } from "./test-support/regression-history.js";
 import type { ConversationStore, TraceRecord } from "./types.js";
 
@@ -219,24 +220,6 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
         expect(validateFor(repaired.messages, { api: "anthropic" })).toEqual([]);
       });
 
-      test("every recorded stream is stored as the same answer unstreamed", async () => {
-        const store = await fresh();
-        const { id } = await store.createConversation();
-        const streams = await recordedStreams();
-        expect(streams.length).toBeGreaterThan(40);
-        for (const stream of streams) {
-          const writer = await store.startMessage(id, "assistant");
-          for (const event of stream.events) writer.push(event);
-          // A stream cut by an error is kept as far as it came, marked incomplete, as the gateway leaves it.
-          if (stream.events.at(-1)?.type === "finish") await writer.complete();
-          else await writer.abort();
-        }
-        const loaded = (await store.loadConversation(id))!;
-        streams.forEach((stream, index) => {
-          expect(loaded[index]!.message, stream.file).toEqual(stream.whole);
-        });
-      });
-
       test("an answer started but never flushed is an empty incomplete message", async () => {
         const store = await fresh();
         const { id } = await store.createConversation();
@@ -269,6 +252,8 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
         });
       });
     });
+
+    runFidelityContract(fresh);
 
     describe("traces", () => {
       test("are recorded with keys redacted, listed newest first, and shown whole", async () => {
@@ -379,36 +364,3 @@ export function expectBatchesIntact(loaded: Array<{ seq: number; message: Messag
     expect(texts.slice(start, start + batch.length)).toEqual(batch.map((message) => JSON.stringify(message)));
   }
 }
-
-const text = fc.string({ unit: "binary", maxLength: 30 });
-const partArbitrary: fc.Arbitrary<Part> = fc.oneof(
-  fc.record({ type: fc.constant("text" as const), text }),
-  fc.record(
-    { type: fc.constant("thinking" as const), thinking: text, signature: fc.string({ minLength: 1, maxLength: 20 }) },
-    { requiredKeys: ["type", "thinking"] },
-  ),
-  fc.record({
-    type: fc.constant("tool_call" as const),
-    id: fc.string({ minLength: 1, maxLength: 10 }),
-    name: fc.string({ minLength: 1, maxLength: 10 }),
-    input: fc.jsonValue({ maxDepth: 3 }),
-  }),
-  fc.record(
-    {
-      type: fc.constant("tool_result" as const),
-      toolCallId: fc.string({ maxLength: 10 }),
-      content: text,
-      isError: fc.boolean(),
-    },
-    { requiredKeys: ["type", "toolCallId", "content"] },
-  ),
-);
-const messageArbitrary: fc.Arbitrary<Message> = fc.record(
-  {
-    role: fc.constantFrom("system" as const, "user" as const, "assistant" as const),
-    parts: fc.array(partArbitrary, { maxLength: 4 }),
-    textShorthand: fc.boolean(),
-    extra: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
-  },
-  { requiredKeys: ["role", "parts"] },
-);

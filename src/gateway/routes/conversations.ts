@@ -1,5 +1,5 @@
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
-import type { ConversationStore } from "../../store/types.js";
+import type { ConversationStore, StoredMessage } from "../../store/types.js";
 import { resolveRoute } from "../config/routing.js";
 import {
   anthropicMessagesToCore,
@@ -7,8 +7,9 @@ import {
   coreToOpenAIMessages,
   parseAnthropicMessages,
 } from "../exchange/codecs.js";
-import { expectObject, readJsonBody } from "../http/body.js";
-import { type Context, sendJson } from "../http/context.js";
+import { anthropicMessageSources } from "../exchange/message-sources.js";
+import { expectObject, readJsonBody, readJsonBodyText } from "../http/body.js";
+import { type Context, sendJson, sendJsonText } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 
 function requireStore(state: GatewayState): ConversationStore {
@@ -35,14 +36,18 @@ export async function handleCreateConversation(ctx: Context, state: GatewayState
   sendJson(ctx, 201, { id: created.id });
 }
 
-/** `POST /v1/conversations/{id}/messages`: appends `{"messages":[Anthropic messages]}`. */
+/**
+ * `POST /v1/conversations/{id}/messages`: appends `{"messages":[Anthropic messages]}`, each kept with its own
+ * JSON as sent, so that the conversation reads back byte for byte (invariant 12).
+ */
 export async function handleAppendMessages(ctx: Context, state: GatewayState): Promise<void> {
   const store = requireStore(state);
   const id = ctx.params.id!;
-  const body = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
+  const { value, text } = await readJsonBodyText(ctx, state.config.limits.maxBodyBytes);
+  const body = expectObject(value);
   const messages = anthropicMessagesToCore(parseAnthropicMessages(body.messages, "messages"));
   if (!(await store.hasConversation(id))) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
-  const stored = await store.appendMessages(id, messages);
+  const stored = await store.appendMessages(id, messages, anthropicMessageSources(text, messages.length));
   sendJson(ctx, 200, { id, appended: stored.length, seq: stored.map((entry) => entry.seq) });
 }
 
@@ -56,12 +61,11 @@ export async function handleGetConversation(ctx: Context, state: GatewayState): 
   }
   const stored = await store.loadConversation(id);
   if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
-  const messages = stored.map((entry) => entry.message);
   if (format === "anthropic") {
-    // Thinking from an OpenAI-compatible upstream reads back signed with its origin, as the answer carried it.
-    sendJson(ctx, 200, { id, messages: coreToAnthropicMessages(messages, { signOriginThinking: true }).value });
+    sendJsonText(ctx, 200, `{"id":${JSON.stringify(id)},"messages":${anthropicView(stored)}}`);
     return;
   }
+  const messages = stored.map((entry) => entry.message);
   // The routed provider's reasoning mode (by `?model=`), else the default provider's.
   const model = ctx.query.get("model");
   const provider =
@@ -73,4 +77,17 @@ export async function handleGetConversation(ctx: Context, state: GatewayState): 
     provider: provider.name,
   });
   sendJson(ctx, 200, { id, messages: converted.value });
+}
+
+/**
+ * The Anthropic view as JSON text: a message a client appended is the JSON it sent, byte for byte; one Parley
+ * stored (an upstream's answer) is converted, its OpenAI-side thinking signed with its origin as the answer was.
+ */
+function anthropicView(stored: readonly StoredMessage[]): string {
+  const texts = stored.map((entry) =>
+    entry.source?.format === "anthropic"
+      ? entry.source.json
+      : JSON.stringify(coreToAnthropicMessages([entry.message], { signOriginThinking: true }).value[0]),
+  );
+  return `[${texts.join(",")}]`;
 }

@@ -5,6 +5,7 @@ import {
   parseAnthropicRequest,
   parseOpenAIRequest,
 } from "../exchange/codecs.js";
+import { anthropicMessageSources } from "../exchange/message-sources.js";
 import { runExchange } from "../exchange/run.js";
 import { expectObject, readJsonBody, readJsonBodyText } from "../http/body.js";
 import type { Context } from "../http/context.js";
@@ -42,7 +43,13 @@ export async function handleMessages(ctx: Context, state: GatewayState): Promise
     },
     {
       clientBody: raw,
-      ...(conversationId === undefined ? {} : { conversationId, newMessages: converted.value.messages }),
+      ...(conversationId === undefined
+        ? {}
+        : {
+            conversationId,
+            newMessages: converted.value.messages,
+            newMessageSources: anthropicMessageSources(text, converted.value.messages.length).sources,
+          }),
     },
   );
 }
