@@ -8,7 +8,13 @@ import {
   type ThinkingPart,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
-import { type EncodeContext, encodeContentPart, reportOnce, stripAnthropicExtra } from "./encode-context.js";
+import {
+  type EncodeContext,
+  encodeContentPart,
+  messageExtraForOpenAI,
+  reportOnce,
+  stripAnthropicExtra,
+} from "./encode-context.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
 type SingleField = "reasoning_content" | "reasoning";
@@ -140,7 +146,7 @@ export function assistantToOpenAI(
     }
   });
 
-  const { role: _role, ...extra } = message.extra ?? {};
+  const extra = messageExtraForOpenAI(message.extra, index, context);
   // A reasoning field in `extra` is the copy of a thinking part a client sent in both fields (qwen-code sends
   // `reasoning_content` and `reasoning` alike): it goes along only beside that part sent back to its own field,
   // as it came; sent anywhere else, the upstream would get the reasoning twice.

@@ -360,31 +360,3 @@ describe("reasoning details that cannot go along", () => {
     expect(home.lossy.filter((entry) => entry.code === "reasoning-details-dropped")).toEqual([]);
   });
 });
-
-describe("a client's reasoning in both reasoning_content and reasoning", () => {
-  const body = parseOpenAIRequest({
-    model: "m",
-    messages: [
-      { role: "user", content: "q" },
-      { role: "assistant", content: "a", reasoning_content: "plan", reasoning: "plan" },
-    ],
-  });
-
-  test("goes back as it came where it goes back to its own field", () => {
-    const core = openaiRequestToCore(body).value;
-    expect(coreToOpenAIRequest(core, { reasoning: "think-tags" }).value).toEqual(body);
-  });
-
-  test.each([
-    ["think-tags", { role: "assistant", content: "<think>plan</think>a" }],
-    ["reasoning", { role: "assistant", content: "a", reasoning: "plan" }],
-    ["reasoning_content", { role: "assistant", content: "a", reasoning_content: "plan" }],
-    ["drop", { role: "assistant", content: "a" }],
-  ] as const)("goes once to another upstream in mode %s", (reasoning, expected) => {
-    const core = openaiRequestToCore(body).value;
-    const sent = coreToOpenAIRequest(core, { reasoning, provider: "vllm", compat: PRESETS.generic! });
-    expect(sent.value.messages[1]).toEqual(expected);
-    const moved = sent.lossy.filter((entry) => entry.code === "reasoning-field-changed");
-    expect(moved).toHaveLength(reasoning === "think-tags" || reasoning === "reasoning" ? 1 : 0);
-  });
-});
