@@ -11,7 +11,7 @@ import { AnsweredError } from "./http/answered-error.js";
  * `continue` sent on would reach the upstream without its history and be answered as if it had none.
  */
 export function checkThread(body: Record<string, unknown> | undefined, provider: ProviderRuntime): void {
-  if (body === undefined || provider.config.type === "anthropic") return;
+  if (body === undefined || provider.adapter.id === "anthropic") return;
   const thread = body.thread as { type?: unknown; previous_message_id?: unknown } | null | undefined;
   if (thread === null || typeof thread !== "object" || thread.type !== "continue") return;
   const previous = typeof thread.previous_message_id === "string" ? ` '${thread.previous_message_id}'` : "";

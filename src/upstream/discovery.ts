@@ -28,7 +28,8 @@ export type DiscoveryOutcome =
 export interface DiscoveryTarget {
   /** The provider's base URL, as `/chat/completions` (or `/v1/messages`) is appended to it. */
   baseUrl: string;
-  type: "openai" | "anthropic";
+  /** The provider's API: `anthropic` lists at `/v1/models`, the others at `<baseUrl>/models`. */
+  type: string;
   /** The provider's key and extra headers. */
   headers: Record<string, string>;
   /** The server's preset, for the endpoints only it has (`ollama`, `lmstudio`). */
@@ -60,7 +61,7 @@ export async function discoverModels(target: DiscoveryTarget): Promise<Discovery
 }
 
 function modelsUrl(target: DiscoveryTarget): string {
-  if (target.type === "openai") return `${target.baseUrl}/models`;
+  if (target.type !== "anthropic") return `${target.baseUrl}/models`;
   return target.baseUrl.endsWith("/v1") ? `${target.baseUrl}/models` : `${target.baseUrl}/v1/models`;
 }
 

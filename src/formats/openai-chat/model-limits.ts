@@ -1,3 +1,5 @@
+import type { ModelLimits } from "../adapter.js";
+
 /**
  * Context windows and output limits of hosted models, as their providers publish them: what Parley uses when the
  * server's own `/models` answer does not say (vLLM, SGLang, llama.cpp, Ollama and OpenRouter do; DeepSeek, Z.ai,
@@ -6,13 +8,6 @@
  * one the provider's own error messages state (8192); where it gives only a rounded "1M", the rounded figure is
  * kept, so that Parley never promises more than the provider serves.
  */
-
-export interface ModelLimits {
-  /** Prompt and answer together, in tokens. */
-  contextWindow?: number;
-  /** The largest `max_tokens` the provider accepts for this model. */
-  maxOutputTokens?: number;
-}
 
 interface LimitRule extends ModelLimits {
   /** Glob over the upstream model id: `*` any run of characters. */

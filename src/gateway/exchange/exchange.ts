@@ -6,10 +6,9 @@ import {
   UpstreamError,
   type Usage,
 } from "../../core/index.js";
-import { streamErrorFromOpenAI } from "../../formats/openai-chat/map-error.js";
+import type { FormatAdapter } from "../../formats/adapter.js";
 import { redactSecrets } from "../../upstream/index.js";
 import type { LossyHeaderEntry } from "../lossy-header.js";
-import type { OpenAIDecodeOptions } from "./codecs.js";
 import type { ClientRequest, UpstreamPlan } from "./plan.js";
 import type { ProviderRuntime } from "./providers.js";
 
@@ -21,7 +20,7 @@ export interface Exchange {
   plan: UpstreamPlan;
   /** The plan's body, serialised once. */
   bodyText: string;
-  /** The client's query string, forwarded to an Anthropic upstream (`beta=true`). */
+  /** The client's query string, for an upstream whose API takes it (Anthropic's `beta=true`). */
   query: string;
   conversationId?: string;
   /** What converting the request and repairing the history reported, for `x-parley-lossy`. */
@@ -35,16 +34,6 @@ export interface Exchange {
     timings: Record<string, number>;
     status?: number;
   };
-}
-
-/** How an OpenAI-compatible answer is read: whose reasoning it is, which text tool-call syntax to recover. */
-export function decodeOptionsFor(exchange: Exchange): OpenAIDecodeOptions {
-  const options: OpenAIDecodeOptions = { provider: exchange.provider.config.name };
-  const tools = exchange.request.core.tools;
-  if (tools !== undefined) options.tools = tools;
-  const format = exchange.provider.compat.textToolCallFormat;
-  if (format !== undefined) options.textToolCalls = format;
-  return options;
 }
 
 /** Fills input tokens from the estimate when the upstream reported none (never replaces a real count). */
@@ -72,19 +61,16 @@ export function appendCapped(buffer: string, text: string, cap: number): string 
 }
 
 /**
- * A Chat Completions answer that is not one: an `error` object sent with a 2xx (some servers do), mapped like
- * the same error sent as a status; or no choices at all, a 502 rather than an empty message.
+ * A 2xx answer that is not one, as its API tells: an error object sent with a success status (some servers
+ * do), mapped like the same error sent as a status; or no answer at all, a 502 rather than an empty message.
  */
-export function checkOpenAIAnswer(json: unknown, secrets: readonly string[]): void {
-  const body = json as { error?: unknown; choices?: unknown };
-  if (body.error !== undefined && body.error !== null && !Array.isArray(body.choices)) {
-    throw streamErrorToUpstreamError(streamErrorFromOpenAI(body.error), secrets);
-  }
-  if (!Array.isArray(body.choices) || body.choices.length === 0) {
-    throw new UpstreamError("api_error", "upstream answered without any choices", {
-      retryable: false,
-      status: 502,
-      body: redactSecrets(JSON.stringify(json).slice(0, 500), secrets),
-    });
-  }
+export function checkAnswer(adapter: FormatAdapter, body: Record<string, unknown>, secrets: readonly string[]): void {
+  const problem = adapter.upstream.notAnAnswer(body);
+  if (problem === undefined) return;
+  if ("error" in problem) throw streamErrorToUpstreamError(problem.error, secrets);
+  throw new UpstreamError("api_error", problem.noAnswer, {
+    retryable: false,
+    status: 502,
+    body: redactSecrets(JSON.stringify(body).slice(0, 500), secrets),
+  });
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type Message, ParleyError } from "../../core/index.js";
 import { redactSecrets } from "../../store/redact.js";
-import type { TraceRecord } from "../../store/types.js";
+import type { MessageSource, TraceRecord } from "../../store/types.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
 import { routeRequest } from "../models/route-request.js";
@@ -21,6 +21,8 @@ export interface ExchangeOptions {
    * the client's retry does not store them twice.
    */
   newMessages?: Message[];
+  /** Each new message's JSON as the client sent it, stored beside it (read back byte for byte). */
+  newMessageSources?: ReadonlyArray<MessageSource | undefined> | undefined;
   /** The client's body as received, for the trace. */
   clientBody: unknown;
 }
@@ -52,7 +54,7 @@ export async function runExchange(
     plan,
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
-    query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
+    query: ctx.query.toString(),
     estimateInputTokens,
     trace: {
       upstreamResponse: "",
@@ -69,13 +71,15 @@ export async function runExchange(
   const store = state.store;
   if (conversationId !== undefined && store === undefined) throw new ParleyError("api_error", "no store is configured");
   const newMessages = options.newMessages ?? [];
+  const sources = options.newMessageSources;
 
   let status: number | undefined;
   try {
     if (request.stream) {
       await streamAnswer(ctx, state, exchange, headers, async () => {
         if (conversationId === undefined) return undefined;
-        if (newMessages.length > 0) await store!.appendMessages(conversationId, newMessages);
+        if (newMessages.length > 0)
+          await store!.appendMessages(conversationId, newMessages, sources === undefined ? {} : { sources });
         return store!.startMessage(conversationId, "assistant");
       });
     } else {
@@ -86,7 +90,10 @@ export async function runExchange(
         headers,
         conversationId === undefined
           ? undefined
-          : async (answer) => void (await store!.appendMessages(conversationId, [...newMessages, answer.message])),
+          : async (answer) => {
+              const options = sources === undefined ? {} : { sources: [...sources, undefined] };
+              await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+            },
       );
     }
     status = ctx.res.statusCode;

@@ -1,4 +1,5 @@
 import { ParleyError } from "../../core/index.js";
+import { FORMATS } from "../../formats/registry.js";
 import type { ApiShape, Context } from "./context.js";
 
 export type Handler = (ctx: Context) => Promise<void>;
@@ -53,7 +54,9 @@ export class Router {
       ctx.params = params;
       return route;
     }
-    if (path.startsWith("/v1/chat/")) ctx.api = "openai";
+    // An unknown path under an API's own prefix is answered in that API's shape.
+    const owner = FORMATS.find((format) => format.client.pathPrefix && path.startsWith(format.client.pathPrefix));
+    if (owner !== undefined) ctx.api = owner.id;
     if (pathKnown)
       throw new ParleyError("invalid_request_error", `method ${ctx.method} is not allowed on ${path}`, { status: 405 });
     throw new ParleyError("not_found_error", `no route for ${ctx.method} ${path}`);

@@ -1,4 +1,3 @@
-import { limitsProviderKey, publishedLimits } from "../../formats/openai-chat/index.js";
 import {
   type DiscoveredModel,
   type DiscoveryOutcome,
@@ -131,15 +130,16 @@ export class ModelCatalogue {
       resolved.maxOutputTokens = listed.maxOutputTokens;
       resolved.outputSource = listSource;
     }
-    const key = limitsProviderKey(runtime.compat.id, runtime.config.baseUrl);
-    const published = runtime.config.type === "openai" ? publishedLimits(key, model) : undefined;
+    const facts = runtime.connection.modelFacts;
+    const published = facts?.publishedLimits(model);
+    const publisher = `${facts?.preset ?? runtime.config.name}'s published limits`;
     if (resolved.contextWindow === undefined && published?.contextWindow !== undefined) {
       resolved.contextWindow = published.contextWindow;
-      resolved.contextSource = `${key}'s published limits`;
+      resolved.contextSource = publisher;
     }
     if (resolved.maxOutputTokens === undefined && published?.maxOutputTokens !== undefined) {
       resolved.maxOutputTokens = published.maxOutputTokens;
-      resolved.outputSource = `${key}'s published limits`;
+      resolved.outputSource = publisher;
     }
     const configured = runtime.config.limits;
     if (resolved.contextWindow === undefined && configured?.contextWindow !== undefined) {
@@ -150,7 +150,7 @@ export class ModelCatalogue {
       resolved.maxOutputTokens = configured.maxOutputTokens;
       resolved.outputSource = `providers.${provider}.limits`;
     }
-    const cap = runtime.compat.maxTokensCap;
+    const cap = facts?.maxTokensCap;
     if (cap !== undefined && (resolved.maxOutputTokens === undefined || cap < resolved.maxOutputTokens)) {
       resolved.maxOutputTokens = cap;
       resolved.outputSource = `providers.${provider}.compat.maxTokensCap`;
@@ -211,7 +211,7 @@ function discoveryTarget(runtime: ProviderRuntime, options: CatalogueOptions): D
     baseUrl: config.baseUrl,
     type: config.type,
     headers,
-    server: runtime.compat.id,
+    ...(runtime.connection.modelFacts === undefined ? {} : { server: runtime.connection.modelFacts.preset }),
     timeoutMs: options.timeoutMs,
     secrets: options.secrets,
   };

@@ -20,14 +20,16 @@ export interface RoutedRequest {
 export async function routeRequest(state: GatewayState, request: ClientRequest): Promise<RoutedRequest> {
   const route = await routeModel(state, request.clientModel);
   const provider = state.providers[route.provider.name]!;
-  if (request.format === "anthropic") checkThread(request.rawAnthropic, provider);
+  if (request.format.id === "anthropic") checkThread(request.raw, provider);
   let estimate: number | undefined;
   const estimateInputTokens = () => {
     estimate ??= approximateInputTokens(request.core);
     return estimate;
   };
-  // An Anthropic upstream gets the client's own bytes and states its own limits.
-  if (provider.config.type !== "openai") return { route, provider, request, estimateInputTokens };
+  // A client of the provider's own API whose body goes through as sent (Anthropic's) is not fitted.
+  if (request.format === provider.adapter && provider.adapter.passthrough !== undefined) {
+    return { route, provider, request, estimateInputTokens };
+  }
   const limits = state.catalogue.limits(provider.config.name, route.upstreamModel);
   const fitted = fitMaxTokens(request.core, route.upstreamModel, limits, estimateInputTokens);
   if (fitted.lossy.length === 0) return { route, provider, request, estimateInputTokens };

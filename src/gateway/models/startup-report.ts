@@ -44,9 +44,9 @@ function providerLine(state: GatewayState, runtime: ProviderRuntime): string {
 }
 
 function kind(runtime: ProviderRuntime): string {
-  if (runtime.config.type === "anthropic") return "anthropic";
-  const preset = runtime.config.preset === undefined ? `${runtime.compat.id} guessed from the URL` : runtime.compat.id;
-  return `openai, preset ${preset}`;
+  const facts = runtime.connection.modelFacts;
+  if (facts === undefined) return runtime.config.type;
+  return `${runtime.config.type}, preset ${facts.preset}${facts.presetGuessed ? " guessed from the URL" : ""}`;
 }
 
 function whereNamesGo(state: GatewayState, config: ProviderConfig, listed: number): string {

@@ -1,48 +1,45 @@
 import { ParleyError, UpstreamError } from "../../core/index.js";
-import { anthropicRequestToCore, parseCountTokensRequest } from "../exchange/codecs.js";
+import type { FormatAdapter } from "../../formats/adapter.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
-import {
-  anthropicModel,
-  describeModel,
-  listedModels,
-  listShape,
-  modelListBody,
-  openaiModel,
-} from "../models/model-list.js";
+import { describeModel, listedModels, listFormat } from "../models/model-list.js";
 import { targetModel } from "../models/route-model.js";
 import type { GatewayState } from "../state.js";
 import { countInputTokens } from "../token-count.js";
 
 /**
- * `POST /v1/messages/count_tokens`: a model routed to an Anthropic provider is counted by that provider (its
- * count includes the hidden tool and thinking prompts); any other gets an o200k_base count of system, messages
- * and tools (see docs/gateway.md).
+ * `POST /v1/messages/count_tokens`: a model routed to a provider of the client's own API that counts tokens
+ * (Anthropic) is counted by that provider (its count includes the hidden tool and thinking prompts); any other
+ * gets an o200k_base count of system, messages and tools (see docs/gateway.md).
  */
-export async function handleCountTokens(ctx: Context, state: GatewayState): Promise<void> {
+export async function handleCountTokens(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
-  const body = parseCountTokensRequest(raw);
+  const request = format.client.readCountTokensRequest!(raw);
   const route = targetModel(state, raw.model as string);
   const provider = state.providers[route.provider.name];
-  if (provider?.config.type === "anthropic") {
-    await countUpstream(ctx, state, provider, { ...raw, model: route.upstreamModel ?? (raw.model as string) });
+  const countUrl = provider?.adapter === format ? format.passthrough?.countTokensUrl : undefined;
+  if (provider !== undefined && countUrl !== undefined) {
+    await countUpstream(ctx, state, provider, countUrl, {
+      ...raw,
+      model: route.upstreamModel ?? (raw.model as string),
+    });
     return;
   }
-  const core = anthropicRequestToCore({ ...(body as object), max_tokens: 1 } as never).value;
-  sendJson(ctx, 200, { input_tokens: await countInputTokens(core) });
+  sendJson(ctx, 200, { input_tokens: await countInputTokens(request) });
 }
 
 async function countUpstream(
   ctx: Context,
   state: GatewayState,
   provider: ProviderRuntime,
+  countUrl: (url: string) => string,
   body: Record<string, unknown>,
 ): Promise<void> {
-  // Anthropic's own query (`?beta=true`) goes on, as it does for messages.
-  const target = provider.headers(ctx.req.headers, false, ctx.query.toString());
+  // The client's query (Anthropic's `?beta=true`) goes on, as it does for messages.
+  const target = provider.connection.target(ctx.req.headers, false, ctx.query.toString());
   const response = await state.upstream.post({
-    url: target.url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1"),
+    url: countUrl(target.url),
     headers: target.headers,
     body: JSON.stringify(body),
     cancel: ctx.clientGone,
@@ -58,12 +55,12 @@ async function countUpstream(
 }
 
 /** `GET /v1/models`: every name a client can ask for, with its model's limits (see `models/model-list.ts`). */
-export async function handleListModels(ctx: Context, state: GatewayState): Promise<void> {
-  sendJson(ctx, 200, modelListBody(listShape(ctx), listedModels(state)));
+export async function handleListModels(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.list(listedModels(state)));
 }
 
 /** `GET /v1/models/{id}`: any name that reaches a model, with that model's limits. */
-export async function handleGetModel(ctx: Context, state: GatewayState): Promise<void> {
+export async function handleGetModel(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
   const id = ctx.params.id!;
   const model = describeModel(state, id);
   if (model === undefined) {
@@ -72,7 +69,7 @@ export async function handleGetModel(ctx: Context, state: GatewayState): Promise
       `model '${id}' reaches no model: its provider serves several and has no default`,
     );
   }
-  sendJson(ctx, 200, listShape(ctx) === "openai" ? openaiModel(model) : anthropicModel(model));
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.one(model));
 }
 
 export async function handleHealth(ctx: Context): Promise<void> {
