@@ -53,6 +53,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
       timeouts: config.timeouts,
       retry: config.retries,
       secrets: [...secrets, ...config.apiKeys],
+      maxAnswerBytes: config.limits.maxAnswerBytes,
       onRetry: (attempt, delayMs, error, request) =>
         logger.warn({ requestId: request.requestId, attempt, delayMs, err: error.message }, "retrying upstream"),
     }),

@@ -35,6 +35,8 @@ export const DEFAULTS = {
   upstreamType: "openai" as const,
   upstreamUrl: "http://127.0.0.1:11434/v1",
   maxBodyBytes: 32 * 1024 * 1024,
+  maxAnswerBytes: 64 * 1024 * 1024,
+  maxEventBytes: 8 * 1024 * 1024,
   anthropicVersion: "2023-06-01",
 };
 
@@ -197,7 +199,11 @@ export function buildConfig(
       provider: route.provider,
       ...(route.model === undefined ? {} : { model: route.model }),
     })),
-    limits: { maxBodyBytes: file.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes },
+    limits: {
+      maxBodyBytes: file.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
+      maxAnswerBytes: file.limits?.maxAnswerBytes ?? DEFAULTS.maxAnswerBytes,
+      maxEventBytes: file.limits?.maxEventBytes ?? DEFAULTS.maxEventBytes,
+    },
     timeouts: {
       connectMs: file.timeouts?.connectMs ?? 10_000,
       firstByteMs: file.timeouts?.firstByteMs ?? 300_000,
@@ -205,6 +211,7 @@ export function buildConfig(
       pingIntervalMs: file.timeouts?.pingIntervalMs ?? 10_000,
       shutdownGraceMs: file.timeouts?.shutdownGraceMs ?? 30_000,
       firstEventHoldMs: file.timeouts?.firstEventHoldMs ?? 10_000,
+      answerMs: file.timeouts?.answerMs ?? 600_000,
     },
     retries: {
       maxAttempts: file.retries?.maxAttempts ?? 3,

@@ -70,7 +70,15 @@ export const fileConfigSchema = strictObject({
   ),
   defaultProvider: optional(text),
   routes: optional(array(routeSchema)),
-  limits: optional(strictObject({ maxBodyBytes: optional(int().check(positive())) })),
+  limits: optional(
+    strictObject({
+      maxBodyBytes: optional(int().check(positive())),
+      /** The most bytes of one upstream answer, streamed or whole. */
+      maxAnswerBytes: optional(int().check(positive())),
+      /** The most characters of one event of an upstream stream. */
+      maxEventBytes: optional(int().check(positive())),
+    }),
+  ),
   timeouts: optional(
     strictObject({
       connectMs: optional(durationMs),
@@ -81,6 +89,8 @@ export const fileConfigSchema = strictObject({
       shutdownGraceMs: optional(durationMs),
       /** How long the first upstream event is awaited before the status line goes out anyway. */
       firstEventHoldMs: optional(durationMs),
+      /** From the request to the last byte of a whole (non-streamed) answer, retries included. */
+      answerMs: optional(int().check(positive())),
     }),
   ),
   retries: optional(

@@ -31,7 +31,7 @@ export interface GatewayConfig {
   providers: Record<string, ProviderConfig>;
   defaultProvider: string;
   routes: RouteRule[];
-  limits: { maxBodyBytes: number };
+  limits: { maxBodyBytes: number; maxAnswerBytes: number; maxEventBytes: number };
   timeouts: {
     connectMs: number;
     firstByteMs: number;
@@ -39,6 +39,7 @@ export interface GatewayConfig {
     pingIntervalMs: number;
     shutdownGraceMs: number;
     firstEventHoldMs: number;
+    answerMs: number;
   };
   retries: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
   traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBodyBytes: number };

@@ -26,7 +26,7 @@ export async function answerOnce(
 ): Promise<ConversationResponse> {
   const { provider, request } = exchange;
   const target = provider.headers(ctx.req.headers, false, exchange.query);
-  const response = await state.upstream.post({
+  const response = await state.upstream.postWhole({
     url: target.url,
     headers: target.headers,
     body: exchange.bodyText,
@@ -34,7 +34,7 @@ export async function answerOnce(
     requestId: ctx.requestId,
   });
   recordUpstream(ctx, state, exchange, response.headersMs, response.attempts);
-  const text = await response.body.text();
+  const text = response.text;
   exchange.trace.timings.upstreamBodyMs = performance.now() - ctx.startedAt;
   exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
   let json: unknown;

@@ -71,7 +71,7 @@ export async function streamAnswer(
         headers,
         tracing,
       );
-      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config.traces.maxBodyBytes);
+      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config);
       const retry = await relayStream(ctx, state, relay, iterator, upstreamAbort, storeWriter, attemptsUsed);
       if (!retry) break;
     }
@@ -86,8 +86,9 @@ function upstreamBatches(
   exchange: Exchange,
   body: AsyncIterable<Uint8Array>,
   tracing: boolean,
-  traceCap: number,
+  config: GatewayState["config"],
 ): AsyncIterator<StreamEvent[]> {
+  const traceCap = config.traces.maxBodyBytes;
   const decoder =
     provider.config.type === "openai"
       ? createOpenAIStreamDecoder(decodeOptionsFor(exchange))
@@ -104,7 +105,7 @@ function upstreamBatches(
         }
       }
     : undefined;
-  return upstreamEventBatches(body, decoder, onChunk);
+  return upstreamEventBatches(body, decoder, onChunk, config.limits.maxEventBytes);
 }
 
 /**

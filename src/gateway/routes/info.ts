@@ -1,4 +1,5 @@
 import { UpstreamError } from "../../core/index.js";
+import { redactSecrets } from "../../upstream/index.js";
 import { listedModels, resolveRoute } from "../config/routing.js";
 import { anthropicRequestToCore, parseCountTokensRequest } from "../exchange/codecs.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
@@ -33,14 +34,23 @@ async function countUpstream(
 ): Promise<void> {
   // Anthropic's own query (`?beta=true`) goes on, as it does for messages.
   const target = provider.headers(ctx.req.headers, false, ctx.query.toString());
-  const response = await state.upstream.post({
+  const response = await state.upstream.postWhole({
     url: target.url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1"),
     headers: target.headers,
     body: JSON.stringify(body),
     cancel: ctx.clientGone,
     requestId: ctx.requestId,
   });
-  const reply = (await response.body.json()) as { input_tokens?: unknown };
+  let reply: { input_tokens?: unknown } | null;
+  try {
+    reply = JSON.parse(response.text) as { input_tokens?: unknown } | null;
+  } catch {
+    throw new UpstreamError("api_error", "upstream count_tokens answered with a body that is not JSON", {
+      retryable: false,
+      status: 502,
+      body: redactSecrets(response.text.slice(0, 500), state.secrets),
+    });
+  }
   if (typeof reply?.input_tokens !== "number")
     throw new UpstreamError("api_error", "upstream count_tokens answered without input_tokens", {
       retryable: false,
