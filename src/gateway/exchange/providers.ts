@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { ConfigError } from "../config/load.js";
 import type { GatewayConfig, ProviderConfig } from "../config/types.js";
+import { forwardedHeaders } from "../http/forwarded.js";
 import { type OpenAICompat, PRESETS, type ReasoningMode, resolveCompat } from "./codecs.js";
 
 /** A configured provider, ready to call: its endpoint, its quirks, how to authenticate. */
@@ -79,9 +80,8 @@ function anthropicRuntime(provider: ProviderConfig, compat: OpenAICompat): Provi
         accept: stream ? "text/event-stream" : "application/json",
         "anthropic-version": provider.anthropicVersion,
       };
-      // The client's betas are its own business with Anthropic; its key is not (the provider's key is used).
-      const beta = clientHeaders["anthropic-beta"];
-      if (beta !== undefined) headers["anthropic-beta"] = Array.isArray(beta) ? beta.join(",") : beta;
+      // Only what `forwarded.ts` lists comes from the client; its key never does (the provider's key is used).
+      Object.assign(headers, forwardedHeaders(clientHeaders));
       if (provider.apiKey !== undefined) headers["x-api-key"] = provider.apiKey;
       return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
     },

@@ -4,6 +4,7 @@ import { redactSecrets } from "../../store/redact.js";
 import type { TraceRecord } from "../../store/types.js";
 import { resolveRoute } from "../config/routing.js";
 import type { Context } from "../http/context.js";
+import { forwardedQuery } from "../http/forwarded.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
 import { approximateInputTokens } from "../token-count.js";
@@ -54,7 +55,8 @@ export async function runExchange(
     plan,
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
-    query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
+    // Anthropic's SDK marks beta calls with `?beta=true`: from its own route to its own API only.
+    query: provider.config.type === "anthropic" && request.format === "anthropic" ? forwardedQuery(ctx.query) : "",
     estimateInputTokens: () => {
       estimate ??= approximateInputTokens(request.core);
       return estimate;

@@ -5,6 +5,7 @@ import { anthropicRequestToCore, parseCountTokensRequest } from "../exchange/cod
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
+import { forwardedQuery } from "../http/forwarded.js";
 import type { GatewayState } from "../state.js";
 import { countInputTokens } from "../token-count.js";
 
@@ -32,8 +33,8 @@ async function countUpstream(
   provider: ProviderRuntime,
   body: Record<string, unknown>,
 ): Promise<void> {
-  // Anthropic's own query (`?beta=true`) goes on, as it does for messages.
-  const target = provider.headers(ctx.req.headers, false, ctx.query.toString());
+  // Anthropic's own query (`?beta=true`) goes on, as it does for messages; nothing else of it does.
+  const target = provider.headers(ctx.req.headers, false, forwardedQuery(ctx.query));
   const response = await state.upstream.postWhole({
     url: target.url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1"),
     headers: target.headers,
