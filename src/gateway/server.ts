@@ -7,10 +7,12 @@ import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
 import { buildProviders } from "./exchange/providers.js";
+import { browserPolicy, guardBrowserRequest } from "./http/browser-guard.js";
+import { answerClientError } from "./http/client-error.js";
 import { compose, type Middleware } from "./http/compose.js";
 import { createContext } from "./http/context.js";
 import { describeError, sendError } from "./http/error-response.js";
-import { Router } from "./http/router.js";
+import { apiForPath, Router } from "./http/router.js";
 import { GatewayMetrics } from "./metrics.js";
 import { handleAppendMessages, handleCreateConversation, handleGetConversation } from "./routes/conversations.js";
 import {
@@ -65,6 +67,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     secrets: [...secrets, ...config.apiKeys],
   };
   const router = buildRouter(state);
+  const browser = browserPolicy(config.host, config.allowedHosts, config.allowedOrigins);
   let inFlight = 0;
 
   const handle = compose([
@@ -102,6 +105,10 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
         );
       }
     },
+    async (ctx, next) => {
+      ctx.api = apiForPath(ctx.path);
+      if (!guardBrowserRequest(ctx, browser)) await next();
+    },
     async (ctx) => {
       const route = router.match(ctx);
       ctx.api = route.api;
@@ -115,7 +122,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     void handle(createContext(req, res));
   });
   server.on("clientError", (error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    answerClientError(error, socket);
     logger.debug({ err: error.message }, "client error");
   });
   try {

@@ -126,6 +126,16 @@ export function buildConfig(
       ? splitKeys(env.PARLEY_API_KEYS)
       : (file.apiKeys ?? []);
 
+  const allowedHosts = env.PARLEY_ALLOWED_HOSTS ? splitKeys(env.PARLEY_ALLOWED_HOSTS) : (file.allowedHosts ?? []);
+  const allowedOrigins = env.PARLEY_ALLOWED_ORIGINS
+    ? splitKeys(env.PARLEY_ALLOWED_ORIGINS)
+    : (file.allowedOrigins ?? []);
+  for (const origin of allowedOrigins) {
+    if (!/^https?:\/\/[^/]+\/?$/.test(origin)) {
+      throw new ConfigError("allowedOrigins", `'${origin}' is not an origin (scheme://host[:port], no path)`);
+    }
+  }
+
   const upstreamUrl = flags.upstream ?? env.PARLEY_UPSTREAM_URL;
   const upstreamKey = flags.upstreamKey ?? env.PARLEY_UPSTREAM_KEY;
   const upstreamType = flags.upstreamType ?? env.PARLEY_UPSTREAM_TYPE;
@@ -192,6 +202,8 @@ export function buildConfig(
     port,
     store: flags.store ?? env.PARLEY_STORE ?? file.store ?? DEFAULTS.store,
     apiKeys,
+    allowedHosts,
+    allowedOrigins,
     providers,
     defaultProvider,
     routes: routes.map((route) => ({

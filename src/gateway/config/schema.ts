@@ -65,6 +65,10 @@ export const fileConfigSchema = strictObject({
   port: optional(int().check(minimum(0), maximum(65535))),
   store: optional(nonEmpty),
   apiKeys: optional(array(nonEmpty)),
+  /** Host names the gateway answers to (behind a proxy, or by a DNS name); IP literals and localhost always. */
+  allowedHosts: optional(array(nonEmpty)),
+  /** Web page origins allowed to call the gateway (`https://app.example`); none by default. */
+  allowedOrigins: optional(array(url({ protocol: /^https?$/, error: "must be an http:// or https:// origin" }))),
   providers: optional(
     record(string().check(regex(/^[A-Za-z0-9_.-]+$/, "provider names use letters, digits, _ . -")), providerSchema),
   ),

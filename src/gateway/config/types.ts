@@ -28,6 +28,10 @@ export interface GatewayConfig {
   port: number;
   store: string;
   apiKeys: string[];
+  /** Host names the gateway answers to besides IP literals, `localhost` and the name it listens on. */
+  allowedHosts: string[];
+  /** Origins of web pages allowed to call the gateway, besides its own. */
+  allowedOrigins: string[];
   providers: Record<string, ProviderConfig>;
   defaultProvider: string;
   routes: RouteRule[];

@@ -2,6 +2,7 @@ import { type ConversationResponse, type LossyEntry, UpstreamError } from "../..
 import type { AnthropicMessageResponse } from "../../formats/anthropic/index.js";
 import type { OpenAIChatResponse } from "../../formats/openai-chat/index.js";
 import type { Context } from "../http/context.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";
 import { formatLossyHeader, responseLossyEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
 import {
@@ -37,6 +38,12 @@ export async function answerOnce(
   const text = response.text;
   exchange.trace.timings.upstreamBodyMs = performance.now() - ctx.startedAt;
   exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
+  if (jsonNestsDeeperThan(text)) {
+    throw new UpstreamError("api_error", `upstream answered with JSON nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      retryable: false,
+      status: 502,
+    });
+  }
   let json: unknown;
   try {
     json = JSON.parse(text);

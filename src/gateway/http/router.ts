@@ -53,11 +53,15 @@ export class Router {
       ctx.params = params;
       return route;
     }
-    if (path.startsWith("/v1/chat/")) ctx.api = "openai";
     if (pathKnown)
       throw new ParleyError("invalid_request_error", `method ${ctx.method} is not allowed on ${path}`, { status: 405 });
     throw new ParleyError("not_found_error", `no route for ${ctx.method} ${path}`);
   }
+}
+
+/** The error shape of a path before any route is matched: OpenAI's under `/v1/chat`, else Anthropic's. */
+export function apiForPath(path: string): ApiShape {
+  return path === "/v1/chat" || path.startsWith("/v1/chat/") ? "openai" : "anthropic";
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {

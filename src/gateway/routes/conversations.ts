@@ -7,7 +7,7 @@ import {
   coreToOpenAIMessages,
   parseAnthropicMessages,
 } from "../exchange/codecs.js";
-import { expectObject, readJsonBody } from "../http/body.js";
+import { expectObject, readJsonBody, readOptionalJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 
@@ -19,8 +19,9 @@ function requireStore(state: GatewayState): ConversationStore {
 /** `POST /v1/conversations`: `201 {"id"}`. An empty body is fine; `{"id"?, "metadata"?}` are honoured. */
 export async function handleCreateConversation(ctx: Context, state: GatewayState): Promise<void> {
   const store = requireStore(state);
-  const hasBody = ctx.req.headers["content-length"] !== "0" && ctx.req.headers["content-length"] !== undefined;
-  const body = hasBody ? expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes)) : {};
+  // A body sent chunked (no content-length) is a body too.
+  const sent = await readOptionalJsonBody(ctx, state.config.limits.maxBodyBytes);
+  const body = sent === undefined ? {} : expectObject(sent);
   const options: { id?: string; metadata?: Record<string, unknown> } = {};
   if (body.id !== undefined) {
     if (typeof body.id !== "string" || !/^[A-Za-z0-9_.:-]{1,128}$/.test(body.id)) {
