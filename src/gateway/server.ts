@@ -62,7 +62,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     store,
     metrics,
     logger,
-    keys: new KeyChecker(config.apiKeys),
+    keys: new KeyChecker(config.apiKeys, config.keyTenants),
     openStreams: new Set(),
     secrets: [...secrets, ...config.apiKeys],
   };

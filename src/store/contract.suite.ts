@@ -4,6 +4,7 @@ import { InvalidRequestError, type Message, ParleyError, type Part } from "../co
 import { repair, validateFor } from "../repair/pipeline.js";
 import { NotFoundError } from "./errors.js";
 import { REDACTED } from "./redact.js";
+import { ownerContract } from "./test-support/owner-contract.js";
 import { answerEvents, regressionHistory } from "./test-support/regression-history.js";
 import type { ConversationStore, TraceRecord } from "./types.js";
 
@@ -52,6 +53,8 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
         expect(await store.hasConversation("nope")).toBe(false);
       });
     });
+
+    ownerContract(fresh);
 
     describe("identity by construction", () => {
       test("the regression history loads the same appended one per call or all in one call", async () => {

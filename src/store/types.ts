@@ -33,12 +33,18 @@ export interface StreamingMessageWriter {
   complete(): Promise<StoredMessage>; // final flush, mark complete
   abort(): Promise<void>; // final flush, leave marked incomplete (upstream failed / client gone)
 }
+// Conversation calls act for an owner (see owner.ts; DEFAULT_OWNER when none is named): another owner's
+// conversation is unknown to them. Ids are unique across owners: creating one another owner holds is a conflict.
 export interface ConversationStore {
-  createConversation(options?: { id?: string; metadata?: Record<string, unknown> }): Promise<{ id: string }>;
-  hasConversation(id: string): Promise<boolean>;
-  appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
-  loadConversation(conversationId: string): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
-  startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter>; // streaming persistence of an answer
+  createConversation(options?: {
+    id?: string;
+    metadata?: Record<string, unknown>;
+    owner?: string;
+  }): Promise<{ id: string }>; // throws ConversationExistsError for an id already taken
+  hasConversation(id: string, owner?: string): Promise<boolean>;
+  appendMessages(conversationId: string, messages: Message[], owner?: string): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
+  loadConversation(conversationId: string, owner?: string): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
+  startMessage(conversationId: string, role: Role, owner?: string): Promise<StreamingMessageWriter>; // streaming persistence of an answer
   recordTrace(trace: TraceRecord): Promise<void>;
   listTraces(options?: { limit?: number }): Promise<TraceSummary[]>; // newest first
   getTrace(id: string): Promise<TraceRecord | undefined>;

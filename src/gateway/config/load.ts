@@ -120,11 +120,15 @@ export function buildConfig(
   const host = flags.host ?? env.PARLEY_HOST ?? file.host ?? DEFAULTS.host;
   const portText = flags.port ?? env.PARLEY_PORT;
   const port = portText === undefined ? (file.port ?? DEFAULTS.port) : parsePort(portText);
-  const apiKeys = flags.apiKeys?.length
+  const keyEntries = flags.apiKeys?.length
     ? flags.apiKeys
     : env.PARLEY_API_KEYS
       ? splitKeys(env.PARLEY_API_KEYS)
       : (file.apiKeys ?? []);
+  const apiKeys = keyEntries.map((entry) => (typeof entry === "string" ? entry : entry.key));
+  // No prototype: a key is a key, whatever its text.
+  const keyTenants: Record<string, string> = Object.create(null);
+  for (const entry of keyEntries) if (typeof entry !== "string" && entry.tenant) keyTenants[entry.key] = entry.tenant;
 
   const allowedHosts = env.PARLEY_ALLOWED_HOSTS ? splitKeys(env.PARLEY_ALLOWED_HOSTS) : (file.allowedHosts ?? []);
   const allowedOrigins = env.PARLEY_ALLOWED_ORIGINS
@@ -202,6 +206,7 @@ export function buildConfig(
     port,
     store: flags.store ?? env.PARLEY_STORE ?? file.store ?? DEFAULTS.store,
     apiKeys,
+    keyTenants,
     allowedHosts,
     allowedOrigins,
     providers,

@@ -15,6 +15,7 @@ import {
   regex,
   strictObject,
   string,
+  union,
   unknown,
   url,
   type z,
@@ -64,7 +65,8 @@ export const fileConfigSchema = strictObject({
   host: optional(nonEmpty),
   port: optional(int().check(minimum(0), maximum(65535))),
   store: optional(nonEmpty),
-  apiKeys: optional(array(nonEmpty)),
+  /** Keys clients must send; a key may name the tenant whose stored conversations it reaches. */
+  apiKeys: optional(array(union([nonEmpty, strictObject({ key: nonEmpty, tenant: optional(nonEmpty) })]))),
   /** Host names the gateway answers to (behind a proxy, or by a DNS name); IP literals and localhost always. */
   allowedHosts: optional(array(nonEmpty)),
   /** Web page origins allowed to call the gateway (`https://app.example`); none by default. */

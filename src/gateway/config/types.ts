@@ -28,6 +28,8 @@ export interface GatewayConfig {
   port: number;
   store: string;
   apiKeys: string[];
+  /** The tenant each key that names one belongs to (key -> tenant); any other key is a tenant of its own. */
+  keyTenants: Record<string, string>;
   /** Host names the gateway answers to besides IP literals, `localhost` and the name it listens on. */
   allowedHosts: string[];
   /** Origins of web pages allowed to call the gateway, besides its own. */

@@ -82,8 +82,8 @@ export async function runExchange(
     if (request.stream) {
       await streamAnswer(ctx, state, exchange, headers, async () => {
         if (conversationId === undefined) return undefined;
-        if (newMessages.length > 0) await store!.appendMessages(conversationId, newMessages);
-        return store!.startMessage(conversationId, "assistant");
+        if (newMessages.length > 0) await store!.appendMessages(conversationId, newMessages, ctx.tenant);
+        return store!.startMessage(conversationId, "assistant", ctx.tenant);
       });
     } else {
       await answerOnce(
@@ -93,7 +93,8 @@ export async function runExchange(
         headers,
         conversationId === undefined
           ? undefined
-          : async (answer) => void (await store!.appendMessages(conversationId, [...newMessages, answer.message])),
+          : async (answer) =>
+              void (await store!.appendMessages(conversationId, [...newMessages, answer.message], ctx.tenant)),
       );
     }
     status = ctx.res.statusCode;

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { DEFAULT_OWNER } from "../../store/owner.js";
 import { Cancellation } from "../../upstream/cancellation.js";
 
 /** Which error shape a route answers in. */
@@ -39,6 +40,8 @@ export interface Context {
   route: string;
   params: Record<string, string>;
   log: RequestLogFields;
+  /** Whose stored conversations this request reaches: its key's tenant (`auth.ts`), `DEFAULT_OWNER` without keys. */
+  tenant: string;
 }
 
 export function createContext(req: IncomingMessage, res: ServerResponse): Context {
@@ -64,6 +67,7 @@ export function createContext(req: IncomingMessage, res: ServerResponse): Contex
     route: "unmatched",
     params: {},
     log: {},
+    tenant: DEFAULT_OWNER,
   };
 }
 

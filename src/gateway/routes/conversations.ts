@@ -1,4 +1,5 @@
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
+import { ConversationExistsError } from "../../store/errors.js";
 import type { ConversationStore } from "../../store/types.js";
 import { resolveRoute } from "../config/routing.js";
 import {
@@ -22,17 +23,24 @@ export async function handleCreateConversation(ctx: Context, state: GatewayState
   // A body sent chunked (no content-length) is a body too.
   const sent = await readOptionalJsonBody(ctx, state.config.limits.maxBodyBytes);
   const body = sent === undefined ? {} : expectObject(sent);
-  const options: { id?: string; metadata?: Record<string, unknown> } = {};
+  const options: { id?: string; metadata?: Record<string, unknown>; owner: string } = { owner: ctx.tenant };
   if (body.id !== undefined) {
     if (typeof body.id !== "string" || !/^[A-Za-z0-9_.:-]{1,128}$/.test(body.id)) {
       throw new InvalidRequestError("must be a string of letters, digits, _ . : - (at most 128)", "id");
     }
-    if (await store.hasConversation(body.id))
-      throw new ParleyError("invalid_request_error", `conversation '${body.id}' already exists`, { status: 409 });
     options.id = body.id;
   }
   if (body.metadata !== undefined) options.metadata = expectObject(body.metadata, "metadata");
-  const created = await store.createConversation(options);
+  let created: { id: string };
+  try {
+    created = await store.createConversation(options);
+  } catch (error) {
+    // Ids are unique across tenants: one taken by another is taken all the same (its content stays theirs).
+    if (error instanceof ConversationExistsError) {
+      throw new ParleyError("invalid_request_error", `conversation '${options.id}' already exists`, { status: 409 });
+    }
+    throw error;
+  }
   sendJson(ctx, 201, { id: created.id });
 }
 
@@ -42,8 +50,10 @@ export async function handleAppendMessages(ctx: Context, state: GatewayState): P
   const id = ctx.params.id!;
   const body = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
   const messages = anthropicMessagesToCore(parseAnthropicMessages(body.messages, "messages"));
-  if (!(await store.hasConversation(id))) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
-  const stored = await store.appendMessages(id, messages);
+  if (!(await store.hasConversation(id, ctx.tenant))) {
+    throw new ParleyError("not_found_error", `conversation '${id}' not found`);
+  }
+  const stored = await store.appendMessages(id, messages, ctx.tenant);
   sendJson(ctx, 200, { id, appended: stored.length, seq: stored.map((entry) => entry.seq) });
 }
 
@@ -55,7 +65,7 @@ export async function handleGetConversation(ctx: Context, state: GatewayState): 
   if (format !== "anthropic" && format !== "openai") {
     throw new InvalidRequestError("must be anthropic or openai", "format");
   }
-  const stored = await store.loadConversation(id);
+  const stored = await store.loadConversation(id, ctx.tenant);
   if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
   const messages = stored.map((entry) => entry.message);
   if (format === "anthropic") {

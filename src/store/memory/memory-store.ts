@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { DEFAULT_OWNER } from "../owner.js";
 import { redactTrace } from "../redact.js";
 import { ageCutoff, clampLimit, summarizeTrace, traceInstant } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
@@ -17,6 +18,7 @@ interface MessageRow {
 }
 
 interface ConversationRow {
+  owner: string;
   createdAt: string;
   metadata: string;
   nextSeq: number;
@@ -41,10 +43,13 @@ export class MemoryStore implements ConversationStore {
     this.flushPolicy = options.flushPolicy;
   }
 
-  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+  async createConversation(
+    options: { id?: string; metadata?: Record<string, unknown>; owner?: string } = {},
+  ): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     if (this.conversations.has(id)) throw conversationExists(id);
     this.conversations.set(id, {
+      owner: options.owner ?? DEFAULT_OWNER,
       createdAt: new Date().toISOString(),
       metadata: JSON.stringify(options.metadata ?? {}),
       nextSeq: 1,
@@ -53,12 +58,12 @@ export class MemoryStore implements ConversationStore {
     return { id };
   }
 
-  async hasConversation(id: string): Promise<boolean> {
-    return this.conversations.has(id);
+  async hasConversation(id: string, owner = DEFAULT_OWNER): Promise<boolean> {
+    return this.owned(id, owner) !== undefined;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const conversation = this.conversations.get(conversationId);
+  async appendMessages(conversationId: string, messages: Message[], owner = DEFAULT_OWNER): Promise<StoredMessage[]> {
+    const conversation = this.owned(conversationId, owner);
     if (!conversation) throw conversationNotFound(conversationId);
     // Encode everything before touching the conversation, so a bad message appends nothing.
     const encoded = messages.map(encodeMessage);
@@ -76,12 +81,12 @@ export class MemoryStore implements ConversationStore {
     });
   }
 
-  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
-    return this.conversations.get(conversationId)?.messages.map(toStored);
+  async loadConversation(conversationId: string, owner = DEFAULT_OWNER): Promise<StoredMessage[] | undefined> {
+    return this.owned(conversationId, owner)?.messages.map(toStored);
   }
 
-  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
-    const conversation = this.conversations.get(conversationId);
+  async startMessage(conversationId: string, role: Role, owner = DEFAULT_OWNER): Promise<StreamingMessageWriter> {
+    const conversation = this.owned(conversationId, owner);
     if (!conversation) throw conversationNotFound(conversationId);
     const row: MessageRow = {
       seq: conversation.nextSeq++,
@@ -143,6 +148,12 @@ export class MemoryStore implements ConversationStore {
   }
 
   async close(): Promise<void> {}
+
+  /** The conversation when `owner` holds it; another owner's is as unknown as a missing one. */
+  private owned(id: string, owner: string): ConversationRow | undefined {
+    const conversation = this.conversations.get(id);
+    return conversation?.owner === owner ? conversation : undefined;
+  }
 
   private newestFirst(): TraceRow[] {
     return [...this.traces.values()].sort((a, b) =>

@@ -45,4 +45,9 @@ export const postgresMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  {
+    version: 2,
+    name: "conversation owners",
+    sql: `ALTER TABLE conversations ADD COLUMN owner text NOT NULL DEFAULT 'default';`,
+  },
 ];

@@ -42,4 +42,9 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  {
+    version: 2,
+    name: "conversation owners",
+    sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
+  },
 ];
