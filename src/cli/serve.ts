@@ -21,6 +21,8 @@ Options (each also read from the environment variable shown; flags win, then env
 
 When ready it prints: parley listening on http://H:P
 Logs are JSON lines on stderr. SIGTERM or SIGINT: stop accepting, let open streams finish, close the store, exit 0.
+Web pages of other origins are refused, and so are Host names the gateway does not know (PARLEY_ALLOWED_HOSTS,
+PARLEY_ALLOWED_ORIGINS, comma-separated, or allowedHosts and allowedOrigins in the file); see docs/security.md.
 See docs/configuration.md for the config file.
 `;
 
