@@ -22,12 +22,14 @@ export interface BrowserPolicy {
   hosts: ReadonlySet<string>;
   /** Origins (`scheme://host[:port]`, as `URL.origin` writes them) whose pages may call the gateway. */
   origins: ReadonlySet<string>;
+  /** Host headers already judged: a client sends the same one on every request, so it is parsed once. */
+  judged: Map<string, boolean>;
 }
 
 export function browserPolicy(listenHost: string, allowedHosts: readonly string[], allowedOrigins: readonly string[]) {
   const hosts = new Set(allowedHosts.map((host) => host.toLowerCase()));
   if (isIP(unbracket(listenHost)) === 0) hosts.add(listenHost.toLowerCase());
-  return { hosts, origins: new Set(allowedOrigins.map(normalizeOrigin)) } satisfies BrowserPolicy;
+  return { hosts, origins: new Set(allowedOrigins.map(normalizeOrigin)), judged: new Map() } satisfies BrowserPolicy;
 }
 
 /** The configured form of an origin, as browsers send it (`https://app.example`, no trailing slash). */
@@ -71,9 +73,15 @@ export function guardBrowserRequest(ctx: Context, policy: BrowserPolicy): boolea
 }
 
 function hostAllowed(host: string, policy: BrowserPolicy): boolean {
+  const known = policy.judged.get(host);
+  if (known !== undefined) return known;
   const name = hostname(host);
-  if (name === undefined) return false;
-  return isIP(name) !== 0 || name === "localhost" || name.endsWith(".localhost") || policy.hosts.has(name);
+  const allowed =
+    name !== undefined &&
+    (isIP(name) !== 0 || name === "localhost" || name.endsWith(".localhost") || policy.hosts.has(name));
+  // Bounded: a client inventing a Host per request gets no entry past the first few hundred.
+  if (policy.judged.size < 256) policy.judged.set(host, allowed);
+  return allowed;
 }
 
 /** An Origin naming the very host and port the request was sent to: the gateway's own pages. */

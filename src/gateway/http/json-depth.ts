@@ -7,21 +7,44 @@ export const MAX_JSON_DEPTH = 512;
 
 /** Whether `text` (JSON or not) opens more than `max` arrays and objects inside each other, strings aside. */
 export function jsonNestsDeeperThan(text: string, max = MAX_JSON_DEPTH): boolean {
-  // Each level takes a bracket: shorter text cannot be deeper.
-  if (text.length <= max) return false;
+  // Each level takes an opening bracket: text with fewer cannot be deeper. Counting them with the native search
+  // is cheap, and spares most requests the scan.
+  if (text.length <= max || !hasMoreThan(text, "{", "[", max)) return false;
   let depth = 0;
-  let inString = false;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    if (inString) {
-      if (code === BACKSLASH) index++;
-      else if (code === QUOTE) inString = false;
-    } else if (code === QUOTE) inString = true;
-    else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+    if (code === QUOTE) {
+      // Strings are most of a request: jump over them with the native search, not character by character.
+      index = stringEnd(text, index);
+      if (index === -1) return false;
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       if (++depth > max) return true;
     } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth--;
   }
   return false;
+}
+
+/** Whether `text` holds more than `count` of the two characters together. */
+function hasMoreThan(text: string, first: string, second: string, count: number): boolean {
+  let found = 0;
+  for (const character of [first, second]) {
+    for (let index = text.indexOf(character); index !== -1; index = text.indexOf(character, index + 1)) {
+      if (++found > count) return true;
+    }
+  }
+  return false;
+}
+
+/** The index of the quote that closes the string opening at `start` (-1 when none does). */
+function stringEnd(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  while (end !== -1) {
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+  return -1;
 }
 
 const QUOTE = 0x22;
