@@ -1,11 +1,12 @@
 import { parseArgs } from "node:util";
+import { FORMATS, orList, UPSTREAM_TYPES } from "../formats/registry.js";
 import { ConfigError, loadConfig } from "../gateway/config/load.js";
 import { type RunningGateway, startGateway } from "../gateway/server.js";
 import type { CommandIo } from "./io.js";
 
 const help = `Usage: parley serve [options]
 
-Runs the gateway: the Anthropic Messages API and OpenAI Chat Completions in front of the configured upstreams.
+Runs the gateway in front of the configured upstreams, for clients of ${orList(FORMATS.map((format) => format.label))}.
 
 Options (each also read from the environment variable shown; flags win, then environment, then the file):
   --host H                 address to listen on (PARLEY_HOST, default 127.0.0.1)
@@ -13,7 +14,7 @@ Options (each also read from the environment variable shown; flags win, then env
   --config FILE            YAML or JSON config: providers, routes, limits (PARLEY_CONFIG)
   --upstream URL           the default provider's base URL (PARLEY_UPSTREAM_URL, default http://127.0.0.1:11434/v1)
   --upstream-key KEY       the default provider's API key (PARLEY_UPSTREAM_KEY)
-  --upstream-type TYPE     openai or anthropic (PARLEY_UPSTREAM_TYPE, default openai)
+  --upstream-type TYPE     ${orList(UPSTREAM_TYPES)} (PARLEY_UPSTREAM_TYPE, default openai)
   --reasoning MODE         think-tags, reasoning_content, reasoning or drop (PARLEY_REASONING, default think-tags)
   --store URL              sqlite:PATH, postgres://..., memory: (PARLEY_STORE, default sqlite:./.parley/parley.db)
   --api-key KEY            a key clients must send; repeatable (PARLEY_API_KEYS, comma-separated)

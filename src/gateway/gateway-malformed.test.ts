@@ -93,6 +93,22 @@ describe("JSON nested deeper than any real request", () => {
     });
     expect(reply.status).toBe(502);
   });
+
+  test("so is one sent whole to a streaming request, and the error says why", async () => {
+    const message = { role: "assistant", content: "ok" };
+    upstream.enqueue({
+      kind: "json",
+      body: `{"id":"c","choices":[{"index":0,"message":${JSON.stringify(message)},"finish_reason":"stop"}],"x":${nested(20000)}}`,
+    });
+    const reply = await postJson(`${gateway.url}/v1/messages`, {
+      model: "m",
+      max_tokens: 5,
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(reply.status).toBe(502);
+    expect((reply.body as Json).error.message).toContain("deeper than 512");
+  });
 });
 
 describe("POST /v1/conversations with a chunked body", () => {

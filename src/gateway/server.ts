@@ -1,7 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Logger, pino } from "pino";
-import { isParleyError } from "../core/index.js";
+import { assertNever, isParleyError } from "../core/index.js";
+import type { ClientRoute, FormatAdapter } from "../formats/adapter.js";
+import { FORMATS, PARLEY_FORMAT } from "../formats/registry.js";
 import type { ConversationStore } from "../store/types.js";
 import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
@@ -10,7 +12,7 @@ import { buildProviders } from "./exchange/providers.js";
 import { browserPolicy, guardBrowserRequest } from "./http/browser-guard.js";
 import { answerClientError } from "./http/client-error.js";
 import { compose, type Middleware } from "./http/compose.js";
-import { createContext } from "./http/context.js";
+import { type Context, createContext } from "./http/context.js";
 import { describeError, sendError } from "./http/error-response.js";
 import { apiForPath, Router } from "./http/router.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -23,7 +25,7 @@ import {
   handleListModels,
   handleMetrics,
 } from "./routes/info.js";
-import { handleChatCompletions, handleMessages } from "./routes/messages.js";
+import { handleAnswer } from "./routes/messages.js";
 import type { GatewayState } from "./state.js";
 
 export interface GatewayOptions {
@@ -165,53 +167,66 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
 }
 
 function buildRouter(state: GatewayState): Router {
-  const bind =
-    (handler: (ctx: import("./http/context.js").Context, state: GatewayState) => Promise<void>) =>
-    (ctx: import("./http/context.js").Context) =>
-      handler(ctx, state);
-  return new Router()
-    .add({ method: "POST", pattern: "/v1/messages", api: "anthropic", auth: true, handler: bind(handleMessages) })
-    .add({
-      method: "POST",
-      pattern: "/v1/messages/count_tokens",
-      api: "anthropic",
-      auth: true,
-      handler: bind(handleCountTokens),
-    })
-    .add({ method: "GET", pattern: "/v1/models", api: "anthropic", auth: true, handler: bind(handleListModels) })
-    .add({ method: "GET", pattern: "/v1/models/{id}", api: "anthropic", auth: true, handler: bind(handleGetModel) })
-    .add({
-      method: "POST",
-      pattern: "/v1/chat/completions",
-      api: "openai",
-      auth: true,
-      handler: bind(handleChatCompletions),
-    })
+  const bind = (handler: (ctx: Context, state: GatewayState) => Promise<void>) => (ctx: Context) => handler(ctx, state);
+  const router = new Router();
+  // Each API's own routes, as its adapter lists them.
+  for (const format of FORMATS) {
+    for (const route of format.client.routes) {
+      router.add({
+        method: route.method,
+        pattern: route.path,
+        api: format.id,
+        auth: true,
+        handler: clientRouteHandler(state, format, route),
+      });
+    }
+  }
+  // Parley's own routes.
+  return router
     .add({
       method: "POST",
       pattern: "/v1/conversations",
-      api: "anthropic",
+      api: PARLEY_FORMAT,
       auth: true,
       handler: bind(handleCreateConversation),
     })
     .add({
       method: "POST",
       pattern: "/v1/conversations/{id}/messages",
-      api: "anthropic",
+      api: PARLEY_FORMAT,
       auth: true,
       handler: bind(handleAppendMessages),
     })
     .add({
       method: "GET",
       pattern: "/v1/conversations/{id}",
-      api: "anthropic",
+      api: PARLEY_FORMAT,
       auth: true,
       handler: bind(handleGetConversation),
     })
-    .add({ method: "GET", pattern: "/health", api: "anthropic", auth: false, handler: handleHealth })
-    .add({ method: "HEAD", pattern: "/health", api: "anthropic", auth: false, handler: handleHealth })
-    .add({ method: "HEAD", pattern: "/api/hello", api: "anthropic", auth: false, handler: handleHello })
-    .add({ method: "GET", pattern: "/metrics", api: "anthropic", auth: true, handler: bind(handleMetrics) });
+    .add({ method: "GET", pattern: "/health", api: PARLEY_FORMAT, auth: false, handler: handleHealth })
+    .add({ method: "HEAD", pattern: "/health", api: PARLEY_FORMAT, auth: false, handler: handleHealth })
+    .add({ method: "HEAD", pattern: "/api/hello", api: PARLEY_FORMAT, auth: false, handler: handleHello })
+    .add({ method: "GET", pattern: "/metrics", api: PARLEY_FORMAT, auth: true, handler: bind(handleMetrics) });
+}
+
+function clientRouteHandler(
+  state: GatewayState,
+  format: FormatAdapter,
+  route: ClientRoute,
+): (ctx: Context) => Promise<void> {
+  switch (route.kind) {
+    case "answer":
+      return (ctx) => handleAnswer(ctx, state, format, route);
+    case "count-tokens":
+      return (ctx) => handleCountTokens(ctx, state, format);
+    case "models":
+      return (ctx) => handleListModels(ctx, state, format);
+    case "model":
+      return (ctx) => handleGetModel(ctx, state, format);
+    default:
+      return assertNever(route.kind, "route kind");
+  }
 }
 
 async function openConfiguredStore(config: GatewayConfig): Promise<ConversationStore> {

@@ -1,7 +1,8 @@
-import type { TextToolCallFormat } from "../../stream/text-tool-calls/index.js";
+import type { TextToolCallFormat } from "../../text/text-tool-calls/index.js";
 
-/** Where reasoning goes in an OpenAI-style request (see the contract's `--reasoning`). */
-export type ReasoningMode = "think-tags" | "reasoning_content" | "reasoning" | "reasoning_details" | "drop";
+import type { ReasoningMode } from "../adapter.js";
+
+export type { ReasoningMode } from "../adapter.js";
 
 /** How a server is told to think. */
 export type ThinkingSwitch =

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { z } from "zod/mini";
+import { findUpstreamType, orList, UPSTREAM_TYPES } from "../../formats/registry.js";
 import { type FileConfig, fileConfigSchema, REASONING_MODES, type ReasoningModeName } from "./schema.js";
 import type { GatewayConfig, ProviderConfig } from "./types.js";
 
@@ -32,7 +33,7 @@ export const DEFAULTS = {
   host: "127.0.0.1",
   port: 8787,
   store: "sqlite:./.parley/parley.db",
-  upstreamType: "openai" as const,
+  upstreamType: "openai",
   upstreamUrl: "http://127.0.0.1:11434/v1",
   maxBodyBytes: 32 * 1024 * 1024,
   maxAnswerBytes: 64 * 1024 * 1024,
@@ -144,8 +145,8 @@ export function buildConfig(
   const upstreamKey = flags.upstreamKey ?? env.PARLEY_UPSTREAM_KEY;
   const upstreamType = flags.upstreamType ?? env.PARLEY_UPSTREAM_TYPE;
   const reasoning = flags.reasoning ?? env.PARLEY_REASONING;
-  if (upstreamType !== undefined && upstreamType !== "openai" && upstreamType !== "anthropic") {
-    throw new ConfigError("upstream-type", `must be openai or anthropic, not '${upstreamType}'`);
+  if (upstreamType !== undefined && findUpstreamType(upstreamType) === undefined) {
+    throw new ConfigError("upstream-type", `must be ${orList(UPSTREAM_TYPES)}, not '${upstreamType}'`);
   }
   if (reasoning !== undefined && !(REASONING_MODES as readonly string[]).includes(reasoning)) {
     throw new ConfigError("reasoning", `must be one of ${REASONING_MODES.join(", ")}, not '${reasoning}'`);
@@ -176,7 +177,7 @@ export function buildConfig(
   if (names.length === 0) {
     providers.default = {
       name: "default",
-      type: (upstreamType as "openai" | "anthropic" | undefined) ?? DEFAULTS.upstreamType,
+      type: upstreamType ?? DEFAULTS.upstreamType,
       baseUrl: trimSlash(upstreamUrl ?? DEFAULTS.upstreamUrl),
       ...(upstreamKey ? { apiKey: upstreamKey } : {}),
       ...(reasoning === undefined ? {} : { reasoning: reasoning as ReasoningModeName }),
@@ -189,7 +190,7 @@ export function buildConfig(
     const target = providers[defaultProvider];
     if (target === undefined) throw new ConfigError("defaultProvider", `no provider named '${defaultProvider}'`);
     if (upstreamUrl !== undefined) target.baseUrl = trimSlash(upstreamUrl);
-    if (upstreamType !== undefined) target.type = upstreamType as "openai" | "anthropic";
+    if (upstreamType !== undefined) target.type = upstreamType;
     if (upstreamKey) target.apiKey = upstreamKey;
     if (reasoning !== undefined) target.reasoning = reasoning as ReasoningModeName;
   }

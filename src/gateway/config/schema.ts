@@ -22,6 +22,8 @@ import {
   enum as zodEnum,
 } from "zod/mini";
 import en from "zod/v4/locales/en.js";
+import { REASONING_MODES, type ReasoningMode } from "../../formats/adapter.js";
+import { UPSTREAM_TYPES } from "../../formats/registry.js";
 
 // Zod Mini: the same validation core as zod's classic API with functions instead of methods, imported by name so
 // that the bundle carries only what is used (zod was more than half of the CLI bundle and a tenth of its
@@ -29,15 +31,16 @@ import en from "zod/v4/locales/en.js";
 config(en());
 
 /** How thinking in the history is sent to an OpenAI-style upstream (see the contract's `--reasoning`). */
-export const REASONING_MODES = ["think-tags", "reasoning_content", "reasoning", "reasoning_details", "drop"] as const;
-export type ReasoningModeName = (typeof REASONING_MODES)[number];
+export { REASONING_MODES };
+export type ReasoningModeName = ReasoningMode;
 
 const durationMs = int().check(nonnegative());
 const text = string();
 const nonEmpty = string().check(minLength(1));
 
 const providerSchema = strictObject({
-  type: _default(zodEnum(["openai", "anthropic"]), "openai"),
+  /** The provider's API: a format's upstream type (`openai`, `anthropic`). */
+  type: _default(zodEnum(UPSTREAM_TYPES as [string, ...string[]]), "openai"),
   baseUrl: url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
   apiKey: optional(text),
   /** A compat preset id; guessed from `baseUrl` when absent. */

@@ -3,7 +3,8 @@ import type { ReasoningModeName } from "./schema.js";
 export interface ProviderConfig {
   /** The config key; also the `provider` recorded in reasoning origins. */
   name: string;
-  type: "openai" | "anthropic";
+  /** The API it speaks: one of the registered formats' upstream types. */
+  type: string;
   /** Without a trailing slash. */
   baseUrl: string;
   apiKey?: string;

@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { type Message, ParleyError } from "../../core/index.js";
 import { redactSecrets } from "../../store/redact.js";
-import type { TraceRecord } from "../../store/types.js";
+import type { MessageSource, TraceRecord } from "../../store/types.js";
 import { resolveRoute } from "../config/routing.js";
 import type { Context } from "../http/context.js";
-import { forwardedQuery } from "../http/forwarded.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
 import { approximateInputTokens } from "../token-count.js";
@@ -22,6 +21,8 @@ export interface ExchangeOptions {
    * the client's retry does not store them twice.
    */
   newMessages?: Message[];
+  /** Each new message's JSON as the client sent it, stored beside it (read back byte for byte). */
+  newMessageSources?: ReadonlyArray<MessageSource | undefined> | undefined;
   /** The client's body as received, for the trace. */
   clientBody: unknown;
 }
@@ -55,8 +56,8 @@ export async function runExchange(
     plan,
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
-    // Anthropic's SDK marks beta calls with `?beta=true`: from its own route to its own API only.
-    query: provider.config.type === "anthropic" && request.format === "anthropic" ? forwardedQuery(ctx.query) : "",
+    // A query string means something to its own API only: a client of another's keeps it.
+    query: request.format === provider.adapter ? ctx.query : undefined,
     estimateInputTokens: () => {
       estimate ??= approximateInputTokens(request.core);
       return estimate;
@@ -76,14 +77,21 @@ export async function runExchange(
   const store = state.store;
   if (conversationId !== undefined && store === undefined) throw new ParleyError("api_error", "no store is configured");
   const newMessages = options.newMessages ?? [];
+  const sources = options.newMessageSources;
+  const owner = ctx.tenant;
 
   let status: number | undefined;
   try {
     if (request.stream) {
       await streamAnswer(ctx, state, exchange, headers, async () => {
         if (conversationId === undefined) return undefined;
-        if (newMessages.length > 0) await store!.appendMessages(conversationId, newMessages, ctx.tenant);
-        return store!.startMessage(conversationId, "assistant", ctx.tenant);
+        if (newMessages.length > 0)
+          await store!.appendMessages(
+            conversationId,
+            newMessages,
+            sources === undefined ? { owner } : { sources, owner },
+          );
+        return store!.startMessage(conversationId, "assistant", { owner });
       });
     } else {
       await answerOnce(
@@ -93,8 +101,10 @@ export async function runExchange(
         headers,
         conversationId === undefined
           ? undefined
-          : async (answer) =>
-              void (await store!.appendMessages(conversationId, [...newMessages, answer.message], ctx.tenant)),
+          : async (answer) => {
+              const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
+              await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+            },
       );
     }
     status = ctx.res.statusCode;

@@ -1,13 +1,12 @@
 import type { StreamEvent } from "../../core/index.js";
 import { isParleyError, UpstreamError } from "../../core/index.js";
+import type { FormatAdapter } from "../../formats/adapter.js";
 import type { StreamingMessageWriter } from "../../store/types.js";
 import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState, OpenStream } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
-import { clientStreamEncoder } from "./client-stream.js";
-import { createAnthropicStreamDecoder, createOpenAIStreamDecoder } from "./codecs.js";
-import { appendCapped, checkOpenAIAnswer, decodeOptionsFor, type Exchange } from "./exchange.js";
+import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange } from "./exchange.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
 
@@ -28,7 +27,7 @@ export async function streamAnswer(
   // Cancelled when the client leaves, and on its own when the stream ends or the gateway shuts down.
   const upstreamAbort = new Cancellation();
   const stopFollowingClient = ctx.clientGone.onAbort((reason) => upstreamAbort.abort(reason));
-  const target = provider.headers(ctx.req.headers, true, exchange.query);
+  const target = provider.connection.target(ctx.req.headers, true, exchange.query);
   const tracing = state.config.traces.enabled && state.store !== undefined;
   let attemptsUsed = 0;
   try {
@@ -48,7 +47,8 @@ export async function streamAnswer(
       if (isJson(response.headers["content-type"])) {
         // Some servers ignore `stream: true`; the whole answer is still an answer.
         const text = await response.body.text();
-        if (provider.config.type !== "openai") {
+        const asStream = provider.connection.wholeAnswerAsStream;
+        if (asStream === undefined) {
           exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
           throw new UpstreamError(
             "api_error",
@@ -57,14 +57,14 @@ export async function streamAnswer(
           );
         }
         ctx.log.upstreamIgnoredStream = true;
-        body = completionAsStream(text, state.secrets);
+        body = wholeAnswerAsStream(provider.adapter, asStream, text, state.secrets);
       }
       exchange.trace.upstreamResponse = "";
       const relay = new StreamRelay(
         ctx,
         state,
         exchange,
-        clientStreamEncoder(request.format, {
+        request.format.client.streamEncoder({
           model: request.clientModel,
           includeUsage: request.includeUsage ?? false,
         }),
@@ -89,10 +89,7 @@ function upstreamBatches(
   config: GatewayState["config"],
 ): AsyncIterator<StreamEvent[]> {
   const traceCap = config.traces.maxBodyBytes;
-  const decoder =
-    provider.config.type === "openai"
-      ? createOpenAIStreamDecoder(decodeOptionsFor(exchange))
-      : createAnthropicStreamDecoder();
+  const decoder = provider.connection.streamDecoder(exchange.request.core);
   const utf8 = new TextDecoder();
   const onChunk = tracing
     ? (chunk: Uint8Array) => {
@@ -156,10 +153,16 @@ async function relayStream(
 }
 
 /**
- * A Chat Completions answer (or error) in one JSON body, as the one-chunk event stream it is equivalent to:
- * the message becomes the delta, so that the same decoder reads it as it reads the non-streamed codec's input.
+ * A whole answer (or error) in one JSON body, as the event stream its API says it stands for, so that the
+ * stream decoder reads it as it reads a stream.
  */
-async function* completionAsStream(text: string, secrets: readonly string[]): AsyncGenerator<Uint8Array> {
+async function* wholeAnswerAsStream(
+  adapter: FormatAdapter,
+  asStream: (body: Record<string, unknown>) => string,
+  text: string,
+  secrets: readonly string[],
+): AsyncGenerator<Uint8Array> {
+  checkAnswerDepth(text);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -173,13 +176,9 @@ async function* completionAsStream(text: string, secrets: readonly string[]): As
       body: text.slice(0, 500),
     });
   }
-  checkOpenAIAnswer(parsed, secrets);
-  const { choices, ...rest } = parsed as { choices?: Array<Record<string, unknown>> } & Record<string, unknown>;
-  const chunk = {
-    ...rest,
-    choices: (Array.isArray(choices) ? choices : []).map(({ message, ...choice }) => ({ ...choice, delta: message })),
-  };
-  yield new TextEncoder().encode(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+  const body = parsed as Record<string, unknown>;
+  checkAnswer(adapter, body, secrets);
+  yield new TextEncoder().encode(asStream(body));
 }
 
 function isJson(contentType: string | string[] | undefined): boolean {

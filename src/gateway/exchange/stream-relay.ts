@@ -1,12 +1,11 @@
 import type { StreamError, StreamEvent } from "../../core/index.js";
 import { isParleyError, type ParleyError, type UpstreamError } from "../../core/index.js";
+import type { ClientStreamEncoder } from "../../formats/adapter.js";
 import type { StreamingMessageWriter } from "../../store/types.js";
 import { type Accumulator, createAccumulator } from "../../stream/accumulate.js";
-import { answerLossy } from "../../stream/answer-lossy.js";
 import { type Cancellation, redactSecrets, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
-import type { ClientStreamEncoder } from "./client-stream.js";
 import { appendCapped, type Exchange, streamErrorToUpstreamError, withInputEstimate } from "./exchange.js";
 
 const HOLD_EXPIRED = Symbol("hold-expired");
@@ -244,8 +243,8 @@ export class StreamRelay {
     if (answer === undefined) return;
     this.answer = undefined;
     try {
-      const format = this.exchange.request.format;
-      this.exchange.trace.responseLossy = answerLossy(answer.snapshot(), format, "reasoning_content");
+      const client = this.exchange.request.format.client;
+      this.exchange.trace.responseLossy = client.streamedAnswerLossy(answer.snapshot());
     } catch (error) {
       // The trace must never break the stream it describes.
       this.state.logger.warn({ requestId: this.ctx.requestId, err: (error as Error).message }, "answer not traced");

@@ -1,4 +1,5 @@
 import { type ErrorType, InvalidRequestError, isParleyError, UpstreamError } from "../../core/index.js";
+import { formatAdapter } from "../../formats/registry.js";
 import type { ApiShape, Context } from "./context.js";
 import { sendJson } from "./context.js";
 
@@ -35,38 +36,7 @@ export function describeError(error: unknown, requestId: string): ErrorDescripti
 
 /** The error body in the route's API shape. */
 export function errorBody(api: ApiShape, description: ErrorDescription, requestId: string): unknown {
-  if (api === "openai") {
-    return {
-      error: {
-        message: description.message,
-        type: description.type,
-        param: description.param,
-        code: openaiCode(description.type),
-      },
-    };
-  }
-  return { type: "error", error: { type: description.type, message: description.message }, request_id: requestId };
-}
-
-function openaiCode(type: ErrorType): string | null {
-  switch (type) {
-    case "authentication_error":
-      return "invalid_api_key";
-    case "rate_limit_error":
-      return "rate_limit_exceeded";
-    case "request_too_large":
-      return "request_too_large";
-    case "overloaded_error":
-      return "overloaded";
-    case "timeout_error":
-      return "timeout";
-    case "not_found_error":
-      return "not_found";
-    case "invalid_request_error":
-    case "permission_error":
-    case "api_error":
-      return null;
-  }
+  return formatAdapter(api).client.errorBody(description, requestId);
 }
 
 export function sendError(ctx: Context, description: ErrorDescription): void {

@@ -1,4 +1,5 @@
 import { ParleyError } from "../../core/index.js";
+import { FORMATS, PARLEY_FORMAT } from "../../formats/registry.js";
 import type { ApiShape, Context } from "./context.js";
 
 export type Handler = (ctx: Context) => Promise<void>;
@@ -59,9 +60,14 @@ export class Router {
   }
 }
 
-/** The error shape of a path before any route is matched: OpenAI's under `/v1/chat`, else Anthropic's. */
+/**
+ * The error shape of a path before any route is matched (and of a path no route has): the API whose prefix it
+ * is under (`/v1/chat/` is OpenAI's, `/v1/chat` too), else Parley's own.
+ */
 export function apiForPath(path: string): ApiShape {
-  return path === "/v1/chat" || path.startsWith("/v1/chat/") ? "openai" : "anthropic";
+  const under = path.endsWith("/") ? path : `${path}/`;
+  const owner = FORMATS.find((format) => format.client.pathPrefix && under.startsWith(format.client.pathPrefix));
+  return owner?.id ?? PARLEY_FORMAT;
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {

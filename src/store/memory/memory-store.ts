@@ -1,12 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
-import { DEFAULT_OWNER } from "../owner.js";
+import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import { redactTrace } from "../redact.js";
 import { ageCutoff, clampLimit, summarizeTrace, traceInstant } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  AppendOptions,
+  ConversationStore,
+  CreateOptions,
+  OwnerOptions,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 
 /** Rows as the SQL backends hold them: JSON text, so the memory store proves the same byte-equality. */
 interface MessageRow {
@@ -15,6 +24,8 @@ interface MessageRow {
   createdAt: string;
   envelope: string;
   parts: string[];
+  sourceFormat: string | null;
+  source: string | null;
 }
 
 interface ConversationRow {
@@ -43,13 +54,11 @@ export class MemoryStore implements ConversationStore {
     this.flushPolicy = options.flushPolicy;
   }
 
-  async createConversation(
-    options: { id?: string; metadata?: Record<string, unknown>; owner?: string } = {},
-  ): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     if (this.conversations.has(id)) throw conversationExists(id);
     this.conversations.set(id, {
-      owner: options.owner ?? DEFAULT_OWNER,
+      owner: ownerOf(options),
       createdAt: new Date().toISOString(),
       metadata: JSON.stringify(options.metadata ?? {}),
       nextSeq: 1,
@@ -58,15 +67,19 @@ export class MemoryStore implements ConversationStore {
     return { id };
   }
 
-  async hasConversation(id: string, owner = DEFAULT_OWNER): Promise<boolean> {
-    return this.owned(id, owner) !== undefined;
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.owned(id, options) !== undefined;
   }
 
-  async appendMessages(conversationId: string, messages: Message[], owner = DEFAULT_OWNER): Promise<StoredMessage[]> {
-    const conversation = this.owned(conversationId, owner);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const conversation = this.owned(conversationId, options);
     if (!conversation) throw conversationNotFound(conversationId);
     // Encode everything before touching the conversation, so a bad message appends nothing.
-    const encoded = messages.map(encodeMessage);
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     return encoded.map((message) => {
       const row: MessageRow = {
@@ -75,18 +88,20 @@ export class MemoryStore implements ConversationStore {
         createdAt,
         envelope: message.envelope,
         parts: message.parts,
+        sourceFormat: message.sourceFormat,
+        source: message.source,
       };
       conversation.messages.push(row);
       return toStored(row);
     });
   }
 
-  async loadConversation(conversationId: string, owner = DEFAULT_OWNER): Promise<StoredMessage[] | undefined> {
-    return this.owned(conversationId, owner)?.messages.map(toStored);
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
+    return this.owned(conversationId, options)?.messages.map(toStored);
   }
 
-  async startMessage(conversationId: string, role: Role, owner = DEFAULT_OWNER): Promise<StreamingMessageWriter> {
-    const conversation = this.owned(conversationId, owner);
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
+    const conversation = this.owned(conversationId, options);
     if (!conversation) throw conversationNotFound(conversationId);
     const row: MessageRow = {
       seq: conversation.nextSeq++,
@@ -94,6 +109,8 @@ export class MemoryStore implements ConversationStore {
       createdAt: new Date().toISOString(),
       envelope: emptyEnvelope(role),
       parts: [],
+      sourceFormat: null,
+      source: null,
     };
     conversation.messages.push(row);
     return createStreamingWriter({
@@ -149,10 +166,10 @@ export class MemoryStore implements ConversationStore {
 
   async close(): Promise<void> {}
 
-  /** The conversation when `owner` holds it; another owner's is as unknown as a missing one. */
-  private owned(id: string, owner: string): ConversationRow | undefined {
+  /** The conversation when the owner the call acts for holds it; another owner's is as unknown as a missing one. */
+  private owned(id: string, options: OwnerOptions | undefined): ConversationRow | undefined {
     const conversation = this.conversations.get(id);
-    return conversation?.owner === owner ? conversation : undefined;
+    return conversation?.owner === ownerOf(options) ? conversation : undefined;
   }
 
   private newestFirst(): TraceRow[] {
@@ -165,10 +182,6 @@ export class MemoryStore implements ConversationStore {
 function toStored(row: MessageRow): StoredMessage {
   // Parts a crash left unwritten are holes in the array; the SQL backends never return them either.
   const parts = row.parts.filter((part): part is string => part !== undefined);
-  return {
-    seq: row.seq,
-    message: decodeMessage(row.envelope, parts),
-    complete: row.complete,
-    createdAt: row.createdAt,
-  };
+  const message = decodeMessage(row.envelope, parts);
+  return storedMessage(row.seq, message, row.complete, row.createdAt, row.sourceFormat, row.source);
 }

@@ -47,6 +47,14 @@ export const postgresMigrations: readonly Migration[] = [
   },
   {
     version: 2,
+    name: "messages keep the client's own JSON beside their parts",
+    sql: `
+      ALTER TABLE messages ADD COLUMN source_format text;
+      ALTER TABLE messages ADD COLUMN source text;
+    `,
+  },
+  {
+    version: 3,
     name: "conversation owners",
     sql: `ALTER TABLE conversations ADD COLUMN owner text NOT NULL DEFAULT 'default';`,
   },

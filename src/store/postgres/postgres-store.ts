@@ -1,12 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
-import { DEFAULT_OWNER } from "../owner.js";
+import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
 import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  AppendOptions,
+  ConversationStore,
+  CreateOptions,
+  OwnerOptions,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 import { postgresMigrations } from "./migrations.js";
 
 /** The part of a PostgreSQL driver this store calls (`pg.Pool` fits it). */
@@ -28,6 +37,8 @@ interface LoadedRow {
   complete: boolean;
   created_at: string;
   extra: string;
+  source_format: string | null;
+  source: string | null;
 }
 
 interface TraceSummaryRow {
@@ -66,25 +77,30 @@ export class PostgresStore implements ConversationStore {
     return new PostgresStore(pool, options);
   }
 
-  async createConversation(
-    options: { id?: string; metadata?: Record<string, unknown>; owner?: string } = {},
-  ): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     const result = await this.pool.query(
       "INSERT INTO conversations (id, created_at, metadata, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
-      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {}), options.owner ?? DEFAULT_OWNER],
+      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {}), ownerOf(options)],
     );
     if (result.rowCount === 0) throw conversationExists(id);
     return { id };
   }
 
-  async hasConversation(id: string, owner = DEFAULT_OWNER): Promise<boolean> {
-    const result = await this.pool.query("SELECT 1 FROM conversations WHERE id = $1 AND owner = $2", [id, owner]);
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    const result = await this.pool.query("SELECT 1 FROM conversations WHERE id = $1 AND owner = $2", [
+      id,
+      ownerOf(options),
+    ]);
     return result.rows.length > 0;
   }
 
-  async appendMessages(conversationId: string, messages: Message[], owner = DEFAULT_OWNER): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     const messageOffsets: number[] = [];
     const positions: number[] = [];
@@ -100,12 +116,13 @@ export class PostgresStore implements ConversationStore {
     // writers to this conversation until the messages and parts are in.
     const result = await this.pool.query(
       `WITH reserved AS (
-         UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 AND owner = $9
+         UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 AND owner = $11
          RETURNING next_seq - $2 AS first_seq
        ), inserted AS (
-         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
-         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra
-         FROM reserved, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (role, extra, offset_in_call)
+         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source)
+         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra, t.source_format, t.source
+         FROM reserved, unnest($4::text[], $5::text[], $9::text[], $10::text[])
+           WITH ORDINALITY AS t (role, extra, source_format, source, offset_in_call)
          RETURNING id, seq
        ), written AS (
          INSERT INTO parts (message_id, position, part)
@@ -124,20 +141,27 @@ export class PostgresStore implements ConversationStore {
         messageOffsets,
         positions,
         parts,
-        owner,
+        encoded.map((message) => message.sourceFormat),
+        encoded.map((message) => message.source),
+        ownerOf(options),
       ],
     );
     const row = result.rows[0] as { first_seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);
-    return encoded.map((message, offset) => ({
-      seq: row.first_seq + offset,
-      message: decodeMessage(message.envelope, message.parts),
-      complete: true,
-      createdAt,
-    }));
+    return encoded.map((message, offset) =>
+      storedMessage(
+        row.first_seq + offset,
+        decodeMessage(message.envelope, message.parts),
+        true,
+        createdAt,
+        message.sourceFormat,
+        message.source,
+      ),
+    );
   }
 
-  async loadConversation(conversationId: string, owner = DEFAULT_OWNER): Promise<StoredMessage[] | undefined> {
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
+    const owner = ownerOf(options);
     // Two reads in one snapshot (so a message another process streams into is seen whole or as of one
     // instant): the messages, then their parts in order. Cheaper for the server than aggregating the parts
     // per message, and each part is parsed once, as it was stored.
@@ -148,7 +172,7 @@ export class PostgresStore implements ConversationStore {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       messages = (
         await client.query(
-          `SELECT m.seq, m.complete, m.extra,
+          `SELECT m.seq, m.complete, m.extra, m.source_format, m.source,
              to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
            FROM messages m WHERE m.conversation_id = $1 AND ${OWNED} ORDER BY m.seq`,
           [conversationId, owner],
@@ -168,13 +192,10 @@ export class PostgresStore implements ConversationStore {
     } finally {
       client.release();
     }
-    if (messages.length === 0) return (await this.hasConversation(conversationId, owner)) ? [] : undefined;
-    const loaded = messages.map((row) => ({
-      seq: row.seq,
-      message: decodeMessage(row.extra, []),
-      complete: row.complete,
-      createdAt: row.created_at,
-    }));
+    if (messages.length === 0) return (await this.hasConversation(conversationId, options)) ? [] : undefined;
+    const loaded = messages.map((row) =>
+      storedMessage(row.seq, decodeMessage(row.extra, []), row.complete, row.created_at, row.source_format, row.source),
+    );
     let index = 0;
     for (const row of parts) {
       while (loaded[index]!.seq !== row.seq) index++;
@@ -183,7 +204,7 @@ export class PostgresStore implements ConversationStore {
     return loaded;
   }
 
-  async startMessage(conversationId: string, role: Role, owner = DEFAULT_OWNER): Promise<StreamingMessageWriter> {
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
     const createdAt = new Date().toISOString();
     const result = await this.pool.query(
       `WITH reserved AS (
@@ -191,7 +212,7 @@ export class PostgresStore implements ConversationStore {
        )
        INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
        SELECT $1, reserved.seq, $2, false, $3, $4 FROM reserved RETURNING id, seq`,
-      [conversationId, role, createdAt, emptyEnvelope(role), owner],
+      [conversationId, role, createdAt, emptyEnvelope(role), ownerOf(options)],
     );
     const row = result.rows[0] as { id: string; seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);

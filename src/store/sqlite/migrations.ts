@@ -44,6 +44,14 @@ export const sqliteMigrations: readonly Migration[] = [
   },
   {
     version: 2,
+    name: "messages keep the client's own JSON beside their parts",
+    sql: `
+      ALTER TABLE messages ADD COLUMN source_format TEXT;
+      ALTER TABLE messages ADD COLUMN source TEXT;
+    `,
+  },
+  {
+    version: 3,
     name: "conversation owners",
     sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
   },

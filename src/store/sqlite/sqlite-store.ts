@@ -1,12 +1,27 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
-import { DEFAULT_OWNER } from "../owner.js";
+import {
+  decodeMessage,
+  decodeMessageWithParts,
+  emptyEnvelope,
+  encodeMessages,
+  storedMessage,
+} from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
 import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  AppendOptions,
+  ConversationStore,
+  CreateOptions,
+  OwnerOptions,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 import { sqliteMigrations } from "./migrations.js";
 
 /** The part of a SQLite driver this store calls (better-sqlite3 fits it). */
@@ -29,6 +44,8 @@ interface LoadedRow {
   created_at: string;
   extra: string;
   parts: string;
+  source_format: string | null;
+  source: string | null;
 }
 
 interface TraceSummaryRow {
@@ -73,7 +90,7 @@ export class SqliteStore implements ConversationStore {
         "UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? AND owner = ? RETURNING next_seq",
       ),
       insertMessage: prepare(
-        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       insertPart: prepare("INSERT INTO parts (message_id, position, part) VALUES (?, ?, ?)"),
       upsertPart: prepare(
@@ -81,7 +98,7 @@ export class SqliteStore implements ConversationStore {
       ),
       markComplete: prepare("UPDATE messages SET complete = 1 WHERE id = ?"),
       load: prepare(
-        `SELECT m.seq, m.complete, m.created_at, m.extra,
+        `SELECT m.seq, m.complete, m.created_at, m.extra, m.source_format, m.source,
            '[' || coalesce((SELECT group_concat(p.part, ',' ORDER BY p.position) FROM parts p WHERE p.message_id = m.id), '') || ']' AS parts
          FROM messages m WHERE m.conversation_id = ?
            AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.owner = ?)
@@ -105,29 +122,31 @@ export class SqliteStore implements ConversationStore {
     };
   }
 
-  async createConversation(
-    options: { id?: string; metadata?: Record<string, unknown>; owner?: string } = {},
-  ): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     const result = this.statements.insertConversation.run(
       id,
       new Date().toISOString(),
       JSON.stringify(options.metadata ?? {}),
-      options.owner ?? DEFAULT_OWNER,
+      ownerOf(options),
     );
     if (result.changes === 0) throw conversationExists(id);
     return { id };
   }
 
-  async hasConversation(id: string, owner = DEFAULT_OWNER): Promise<boolean> {
-    return this.statements.hasConversation.get(id, owner) !== undefined;
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.statements.hasConversation.get(id, ownerOf(options)) !== undefined;
   }
 
-  async appendMessages(conversationId: string, messages: Message[], owner = DEFAULT_OWNER): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     return this.transaction(() => {
-      const firstSeq = this.reserveSeqs(conversationId, owner, encoded.length);
+      const firstSeq = this.reserveSeqs(conversationId, ownerOf(options), encoded.length);
       return encoded.map((message, offset) => {
         const seq = firstSeq + offset;
         const { lastInsertRowid } = this.statements.insertMessage.run(
@@ -137,32 +156,39 @@ export class SqliteStore implements ConversationStore {
           1,
           createdAt,
           message.envelope,
+          message.sourceFormat,
+          message.source,
         );
         message.parts.forEach((part, position) => {
           this.statements.insertPart.run(lastInsertRowid, position, part);
         });
-        return { seq, message: decodeMessage(message.envelope, message.parts), complete: true, createdAt };
+        const decoded = decodeMessage(message.envelope, message.parts);
+        return storedMessage(seq, decoded, true, createdAt, message.sourceFormat, message.source);
       });
     });
   }
 
-  async loadConversation(conversationId: string, owner = DEFAULT_OWNER): Promise<StoredMessage[] | undefined> {
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
     // One statement reads one snapshot, even while another process streams into the conversation. Parts
     // come joined into one JSON array text per message, so each message costs one parse.
-    const rows = this.statements.load.all(conversationId, owner) as LoadedRow[];
-    if (rows.length === 0) return (await this.hasConversation(conversationId, owner)) ? [] : undefined;
-    return rows.map((row) => ({
-      seq: row.seq,
-      message: decodeMessageWithParts(row.extra, row.parts),
-      complete: row.complete === 1,
-      createdAt: row.created_at,
-    }));
+    const rows = this.statements.load.all(conversationId, ownerOf(options)) as LoadedRow[];
+    if (rows.length === 0) return (await this.hasConversation(conversationId, options)) ? [] : undefined;
+    return rows.map((row) =>
+      storedMessage(
+        row.seq,
+        decodeMessageWithParts(row.extra, row.parts),
+        row.complete === 1,
+        row.created_at,
+        row.source_format,
+        row.source,
+      ),
+    );
   }
 
-  async startMessage(conversationId: string, role: Role, owner = DEFAULT_OWNER): Promise<StreamingMessageWriter> {
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
     const createdAt = new Date().toISOString();
     const { seq, messageId } = this.transaction(() => {
-      const reserved = this.reserveSeqs(conversationId, owner, 1);
+      const reserved = this.reserveSeqs(conversationId, ownerOf(options), 1);
       const { lastInsertRowid } = this.statements.insertMessage.run(
         conversationId,
         reserved,
@@ -170,6 +196,8 @@ export class SqliteStore implements ConversationStore {
         0,
         createdAt,
         emptyEnvelope(role),
+        null,
+        null,
       );
       return { seq: reserved, messageId: lastInsertRowid };
     });

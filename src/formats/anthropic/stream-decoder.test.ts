@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest";
-import type { StreamEvent } from "../core/stream-events.js";
-import { corpusStreams, referenceMessage, sseMessagesOf } from "../formats/anthropic/test-support/corpus.js";
-import { anthropicResponseToCore } from "../formats/anthropic/to-core.js";
-import { accumulate } from "./accumulate.js";
-import { createAnthropicStreamDecoder } from "./anthropic-decoder.js";
-import { parseSse, type SseMessage } from "./sse.js";
+import type { StreamEvent } from "../../core/stream-events.js";
+import { accumulate } from "../../stream/accumulate.js";
+import { parseSse, type SseMessage } from "../../stream/sse.js";
+import { createAnthropicStreamDecoder } from "./stream-decoder.js";
+import { corpusStreams, referenceMessage, sseMessagesOf } from "./test-support/corpus.js";
+import { anthropicResponseToCore } from "./to-core.js";
 
 function decodeAll(messages: SseMessage[]): StreamEvent[] {
   const decoder = createAnthropicStreamDecoder();

@@ -1,11 +1,11 @@
-import { mergeReasoningDetails } from "../formats/openai-chat/reasoning-details.js";
+import { mergeReasoningDetails } from "../reasoning-details.js";
 import type {
   OpenAIChatResponse,
   OpenAIMessage,
   OpenAIReasoningDetail,
   OpenAIToolCall,
   OpenAIToolCallDelta,
-} from "../formats/openai-chat/wire-types.js";
+} from "../wire-types.js";
 
 /**
  * Rebuilds the whole response a server would have sent for these chunks (what the OpenAI SDK's

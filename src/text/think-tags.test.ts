@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { assertNever } from "../core/parts.js";
-import { parseSse } from "./sse.js";
+import { parseSse } from "../stream/sse.js";
 import {
   createThinkTagParser,
   mergeThinkSegments,

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { assertNever, type StreamEvent } from "../core/index.js";
-import type { ReasoningMode } from "../formats/openai-chat/compat.js";
-import { finishReasonFor } from "../formats/openai-chat/map-finish-reason.js";
-import { usageToOpenAI } from "../formats/openai-chat/usage.js";
-import type { OpenAIChatChunk, OpenAIDelta } from "../formats/openai-chat/wire-types.js";
+import { assertNever, type StreamEvent } from "../../core/index.js";
+import type { ReasoningMode } from "./compat.js";
+import { finishReasonFor } from "./map-finish-reason.js";
+import { usageToOpenAI } from "./usage.js";
+import type { OpenAIChatChunk, OpenAIDelta } from "./wire-types.js";
 
 export interface OpenAIStreamEncoderOptions {
   /** The model name shown to the client. */

@@ -1,16 +1,12 @@
-import { isErrorType, statusForErrorType } from "../core/errors.js";
-import type { Part } from "../core/parts.js";
-import type { FinishEvent, IncrementalDecoder, StreamEvent } from "../core/stream-events.js";
-import type { Usage } from "../core/usage.js";
-import { mapAnthropicStopReason } from "../formats/anthropic/map-stop-reason.js";
-import { anthropicBlockToCore } from "../formats/anthropic/to-core.js";
-import { anthropicUsageToCore, partialAnthropicUsageToCore } from "../formats/anthropic/usage.js";
-import type {
-  AnthropicContentBlock,
-  AnthropicMessageResponse,
-  AnthropicUsage,
-} from "../formats/anthropic/wire-types.js";
-import type { SseMessage } from "./sse.js";
+import { isErrorType, statusForErrorType } from "../../core/errors.js";
+import type { Part } from "../../core/parts.js";
+import type { FinishEvent, IncrementalDecoder, StreamEvent } from "../../core/stream-events.js";
+import type { Usage } from "../../core/usage.js";
+import type { SseMessage } from "../../stream/sse.js";
+import { mapAnthropicStopReason } from "./map-stop-reason.js";
+import { anthropicBlockToCore } from "./to-core.js";
+import { anthropicUsageToCore, partialAnthropicUsageToCore } from "./usage.js";
+import type { AnthropicContentBlock, AnthropicMessageResponse, AnthropicUsage } from "./wire-types.js";
 
 /**
  * Anthropic SSE events -> core stream events. Unknown event types and pings are skipped, unknown block

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { decodeOriginSignature } from "../core/reasoning-origin.js";
-import type { StreamEvent } from "../core/stream-events.js";
-import { corpusStreams, sseMessagesOf } from "../formats/anthropic/test-support/corpus.js";
-import { accumulate } from "./accumulate.js";
-import { createAnthropicStreamDecoder } from "./anthropic-decoder.js";
-import { createAnthropicStreamEncoder } from "./anthropic-encoder.js";
-import { parseSse, SseDecoder, type SseMessage } from "./sse.js";
+import { decodeOriginSignature } from "../../core/reasoning-origin.js";
+import type { StreamEvent } from "../../core/stream-events.js";
+import { accumulate } from "../../stream/accumulate.js";
+import { parseSse, SseDecoder, type SseMessage } from "../../stream/sse.js";
+import { createAnthropicStreamDecoder } from "./stream-decoder.js";
+import { createAnthropicStreamEncoder } from "./stream-encoder.js";
+import { corpusStreams, sseMessagesOf } from "./test-support/corpus.js";
 
 function decodeAll(messages: SseMessage[]): StreamEvent[] {
   const decoder = createAnthropicStreamDecoder();
@@ -159,7 +159,7 @@ describe("anthropic stream encoder", () => {
   test.each(["claude-sonnet-4-web-search.sse", "claude-sonnet-4.5-pause-turn-web-search.sse"])(
     "%s: the final message_delta comes back as it came, server_tool_use and stop_details included",
     (name) => {
-      const sse = readFileSync(new URL(`../../test/fixtures/anthropic/${name}`, import.meta.url), "utf8");
+      const sse = readFileSync(new URL(`../../../test/fixtures/anthropic/${name}`, import.meta.url), "utf8");
       const finalDelta = (text: string) =>
         JSON.parse(parseSse(text).find((message) => message.event === "message_delta")!.data);
       expect(finalDelta(encodeAll(decodeAll(parseSse(sse))))).toEqual(finalDelta(sse));

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import type { StreamEvent } from "../core/index.js";
-import { coreToOpenAIResponse } from "../formats/openai-chat/from-core.js";
-import { accumulate } from "./accumulate.js";
-import { createOpenAIStreamDecoder } from "./openai-decoder.js";
-import { createOpenAIStreamEncoder } from "./openai-encoder.js";
-import { parseSse } from "./sse.js";
+import type { StreamEvent } from "../../core/index.js";
+import { accumulate } from "../../stream/accumulate.js";
+import { parseSse } from "../../stream/sse.js";
+import { coreToOpenAIResponse } from "./from-core.js";
+import { createOpenAIStreamDecoder } from "./stream-decoder.js";
+import { createOpenAIStreamEncoder } from "./stream-encoder.js";
 
-const fixture = (name: string) => readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), "utf8");
+const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/${name}`, import.meta.url), "utf8");
 
 function decode(sse: string): StreamEvent[] {
   const decoder = createOpenAIStreamDecoder();

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import type { Part } from "../core/parts.js";
-import { encodeOriginSignature } from "../core/reasoning-origin.js";
-import type { StreamError, StreamEvent } from "../core/stream-events.js";
-import type { Usage } from "../core/usage.js";
-import { anthropicStopReasonFromCore } from "../formats/anthropic/map-stop-reason.js";
-import { coreUsageToAnthropic } from "../formats/anthropic/usage.js";
-import { parseToolInput } from "./accumulate.js";
-import { formatSse } from "./sse.js";
+import type { Part } from "../../core/parts.js";
+import { encodeOriginSignature } from "../../core/reasoning-origin.js";
+import type { StreamError, StreamEvent } from "../../core/stream-events.js";
+import type { Usage } from "../../core/usage.js";
+import { parseToolInput } from "../../stream/accumulate.js";
+import { formatSse } from "../../stream/sse.js";
+import { anthropicStopReasonFromCore } from "./map-stop-reason.js";
+import { coreUsageToAnthropic } from "./usage.js";
 
 /**
  * Core stream events -> Anthropic SSE text, always a valid Anthropic event sequence: message_start, then per
