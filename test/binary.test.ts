@@ -66,7 +66,11 @@ describe("the built parley binary", () => {
       const counted = (await count.body.json()) as { input_tokens: number };
       expect(counted.input_tokens).toBeGreaterThan(5);
       expect(counted.input_tokens).toBeLessThan(20);
-      const created = await request(`${url}/v1/conversations`, { method: "POST", body: "{}" });
+      const created = await request(`${url}/v1/conversations`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       expect(created.statusCode).toBe(201);
       await created.body.dump();
     } finally {

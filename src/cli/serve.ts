@@ -31,6 +31,8 @@ When ready it prints: parley listening on http://H:P
 then one line per provider: its URL and preset, the models it serves (asked with GET /models) and their limits,
 or "unreachable: <cause>" (the gateway runs all the same, and asks again before the next request).
 Logs are JSON lines on stderr. SIGTERM or SIGINT: stop accepting, let open streams finish, close the store, exit 0.
+Web pages of other origins are refused, and so are Host names the gateway does not know (PARLEY_ALLOWED_HOSTS,
+PARLEY_ALLOWED_ORIGINS, comma-separated, or allowedHosts and allowedOrigins in the file); see docs/security.md.
 See docs/configuration.md for the config file, docs/clients.md for Claude Code on each kind of server.
 `;
 

@@ -147,6 +147,19 @@ export interface UpstreamSide {
   readonly streamEndMarker?: string;
   /** What one stream event's data carries that its decoder leaves out (choices past the first). */
   streamEventLossy?(data: unknown): LossyEntry | undefined;
+  /** What of a client's own request its connections let through to this API; nothing else of it goes. */
+  readonly forwarded: ClientForwarding;
+}
+
+/**
+ * What of a client's own request reaches an upstream, on purpose, by name: the upstream's request is built from
+ * the provider's settings, and only these are copied from the client's. Never its credentials (`x-api-key`,
+ * `authorization`, a key in the query string), cookies, hop-by-hop headers or anything a proxy added.
+ */
+export interface ClientForwarding {
+  headers: readonly string[];
+  /** Taken only from a client of this same API: another API's query means nothing here. */
+  queryParameters: readonly string[];
 }
 
 export type NotAnAnswer = { error: StreamError } | { noAnswer: string };
@@ -183,10 +196,10 @@ export interface UpstreamConnection {
   /** The history rules of this provider, its quirks included. */
   readonly repairTarget: RepairTarget;
   /**
-   * Where a request goes and with which headers: the provider's key and headers, the client's headers this
-   * API lets through, the client's query string where this API takes one.
+   * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
+   * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names.
    */
-  target(clientHeaders: IncomingHttpHeaders, stream: boolean, query: string): UpstreamTarget;
+  target(clientHeaders: IncomingHttpHeaders, stream: boolean, clientQuery?: URLSearchParams): UpstreamTarget;
   /** A repaired request as this provider's body. */
   encodeRequest(request: ConversationRequest): Converted<unknown>;
   /** A whole answer; `request` says which tools a tool call written as text may name. */

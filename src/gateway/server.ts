@@ -9,10 +9,12 @@ import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
 import { buildProviders } from "./exchange/providers.js";
+import { browserPolicy, guardBrowserRequest } from "./http/browser-guard.js";
+import { answerClientError } from "./http/client-error.js";
 import { compose, type Middleware } from "./http/compose.js";
 import { type Context, createContext } from "./http/context.js";
 import { describeError, sendError } from "./http/error-response.js";
-import { Router } from "./http/router.js";
+import { apiForPath, Router } from "./http/router.js";
 import { GatewayMetrics } from "./metrics.js";
 import { type CatalogueOptions, ModelCatalogue } from "./models/catalogue.js";
 import { providerLines } from "./models/startup-report.js";
@@ -72,17 +74,19 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
       timeouts: config.timeouts,
       retry: config.retries,
       secrets: [...secrets, ...config.apiKeys],
+      maxAnswerBytes: config.limits.maxAnswerBytes,
       onRetry: (attempt, delayMs, error, request) =>
         logger.warn({ requestId: request.requestId, attempt, delayMs, err: error.message }, "retrying upstream"),
     }),
     store,
     metrics,
     logger,
-    keys: new KeyChecker(config.apiKeys),
+    keys: new KeyChecker(config.apiKeys, config.keyTenants),
     openStreams: new Set(),
     secrets: [...secrets, ...config.apiKeys],
   };
   const router = buildRouter(state);
+  const browser = browserPolicy(config.host, config.allowedHosts, config.allowedOrigins);
   let inFlight = 0;
 
   const handle = compose([
@@ -120,6 +124,10 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
         );
       }
     },
+    async (ctx, next) => {
+      ctx.api = apiForPath(ctx.path);
+      if (!guardBrowserRequest(ctx, browser)) await next();
+    },
     async (ctx) => {
       const route = router.match(ctx);
       ctx.api = route.api;
@@ -133,7 +141,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     void handle(createContext(req, res));
   });
   server.on("clientError", (error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    answerClientError(error, socket);
     logger.debug({ err: error.message }, "client error");
   });
   try {

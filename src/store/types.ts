@@ -12,7 +12,15 @@ export interface MessageSource {
   format: WireFormat;
   json: string;
 }
-export interface AppendOptions {
+/** Whose conversation a call acts for (see owner.ts): absent, `DEFAULT_OWNER`. */
+export interface OwnerOptions {
+  owner?: string;
+}
+export interface CreateOptions extends OwnerOptions {
+  id?: string;
+  metadata?: Record<string, unknown>;
+}
+export interface AppendOptions extends OwnerOptions {
   sources?: ReadonlyArray<MessageSource | undefined>; // one per message, in order; undefined where there is none
 }
 export interface TraceRecord {
@@ -42,12 +50,14 @@ export interface StreamingMessageWriter {
   complete(): Promise<StoredMessage>; // final flush, mark complete
   abort(): Promise<void>; // final flush, leave marked incomplete (upstream failed / client gone)
 }
+// Conversation calls act for an owner (see owner.ts; DEFAULT_OWNER when none is named): another owner's
+// conversation is unknown to them. Ids are unique across owners: creating one another owner holds is a conflict.
 export interface ConversationStore {
-  createConversation(options?: { id?: string; metadata?: Record<string, unknown> }): Promise<{ id: string }>;
-  hasConversation(id: string): Promise<boolean>;
+  createConversation(options?: CreateOptions): Promise<{ id: string }>; // throws ConversationExistsError for an id already taken
+  hasConversation(id: string, options?: OwnerOptions): Promise<boolean>;
   appendMessages(conversationId: string, messages: Message[], options?: AppendOptions): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
-  loadConversation(conversationId: string): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
-  startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter>; // streaming persistence of an answer
+  loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
+  startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter>; // streaming persistence of an answer
   recordTrace(trace: TraceRecord): Promise<void>;
   listTraces(options?: { limit?: number }): Promise<TraceSummary[]>; // newest first
   getTrace(id: string): Promise<TraceRecord | undefined>;

@@ -1,5 +1,6 @@
 import type { ConversationRequest, ConversationResponse, Converted } from "../../core/index.js";
-import type { ProviderSettings, RepairTarget, UpstreamConnection, UpstreamSide } from "../adapter.js";
+import type { ClientForwarding, ProviderSettings, RepairTarget, UpstreamConnection, UpstreamSide } from "../adapter.js";
+import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
 import { coreToAnthropicRequest } from "./from-core.js";
 import { createAnthropicStreamDecoder } from "./stream-decoder.js";
 import { anthropicResponseToCore } from "./to-core.js";
@@ -25,6 +26,13 @@ export const ANTHROPIC_REPAIR_TARGET: RepairTarget = {
 
 const DEFAULT_VERSION = "2023-06-01";
 
+/** The client's betas are its own business with Anthropic; its key is not (the provider's key is used). */
+export const ANTHROPIC_FORWARDED: ClientForwarding = {
+  headers: ["anthropic-beta"],
+  // Anthropic's SDK marks beta calls with `?beta=true`.
+  queryParameters: ["beta"],
+};
+
 /** Parley calling an Anthropic Messages API (Anthropic itself, or a server that speaks it). */
 export const anthropicUpstream: UpstreamSide = {
   type: "anthropic",
@@ -33,6 +41,7 @@ export const anthropicUpstream: UpstreamSide = {
   encodeRequest: (request) => coreToAnthropicRequest(request),
   decodeResponse: decodeResponse,
   streamDecoder: createAnthropicStreamDecoder,
+  forwarded: ANTHROPIC_FORWARDED,
   notAnAnswer(body) {
     if (body.type !== "error") return undefined;
     const error = (body.error ?? {}) as { type?: unknown; message?: unknown };
@@ -61,18 +70,17 @@ function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
   return {
     endpoint,
     repairTarget: ANTHROPIC_REPAIR_TARGET,
-    target(clientHeaders, stream, query) {
+    target(clientHeaders, stream, clientQuery) {
       const headers: Record<string, string> = {
         ...provider.headers,
         "content-type": "application/json",
         accept: stream ? "text/event-stream" : "application/json",
         "anthropic-version": version,
+        // Only what `ANTHROPIC_FORWARDED` names comes from the client.
+        ...forwardedHeaders(clientHeaders, ANTHROPIC_FORWARDED),
       };
-      // The client's betas are its own business with Anthropic; its key is not (the provider's key is used).
-      const beta = clientHeaders["anthropic-beta"];
-      if (beta !== undefined) headers["anthropic-beta"] = Array.isArray(beta) ? beta.join(",") : beta;
       if (provider.apiKey !== undefined) headers["x-api-key"] = provider.apiKey;
-      // Anthropic's own query (`?beta=true`) goes on.
+      const query = forwardedQuery(clientQuery, ANTHROPIC_FORWARDED);
       return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
     },
     encodeRequest: (request) => coreToAnthropicRequest(hoistLeadingSystem(request)),

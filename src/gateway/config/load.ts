@@ -38,6 +38,8 @@ export const DEFAULTS = {
   upstreamType: "openai",
   upstreamUrl: "http://127.0.0.1:11434/v1",
   maxBodyBytes: 32 * 1024 * 1024,
+  maxAnswerBytes: 64 * 1024 * 1024,
+  maxEventBytes: 8 * 1024 * 1024,
   anthropicVersion: "2023-06-01",
 };
 
@@ -121,11 +123,25 @@ export function buildConfig(
   const host = flags.host ?? env.PARLEY_HOST ?? file.host ?? DEFAULTS.host;
   const portText = flags.port ?? env.PARLEY_PORT;
   const port = portText === undefined ? (file.port ?? DEFAULTS.port) : parsePort(portText);
-  const apiKeys = flags.apiKeys?.length
+  const keyEntries = flags.apiKeys?.length
     ? flags.apiKeys
     : env.PARLEY_API_KEYS
       ? splitKeys(env.PARLEY_API_KEYS)
       : (file.apiKeys ?? []);
+  const apiKeys = keyEntries.map((entry) => (typeof entry === "string" ? entry : entry.key));
+  // No prototype: a key is a key, whatever its text.
+  const keyTenants: Record<string, string> = Object.create(null);
+  for (const entry of keyEntries) if (typeof entry !== "string" && entry.tenant) keyTenants[entry.key] = entry.tenant;
+
+  const allowedHosts = env.PARLEY_ALLOWED_HOSTS ? splitKeys(env.PARLEY_ALLOWED_HOSTS) : (file.allowedHosts ?? []);
+  const allowedOrigins = env.PARLEY_ALLOWED_ORIGINS
+    ? splitKeys(env.PARLEY_ALLOWED_ORIGINS)
+    : (file.allowedOrigins ?? []);
+  for (const origin of allowedOrigins) {
+    if (!/^https?:\/\/[^/]+\/?$/.test(origin)) {
+      throw new ConfigError("allowedOrigins", `'${origin}' is not an origin (scheme://host[:port], no path)`);
+    }
+  }
 
   const upstreamUrl = flags.upstream ?? env.PARLEY_UPSTREAM_URL;
   const upstreamKey = flags.upstreamKey ?? env.PARLEY_UPSTREAM_KEY;
@@ -208,6 +224,9 @@ export function buildConfig(
     port,
     store: flags.store ?? env.PARLEY_STORE ?? file.store ?? DEFAULTS.store,
     apiKeys,
+    keyTenants,
+    allowedHosts,
+    allowedOrigins,
     providers,
     defaultProvider,
     routes: routes.map((route) => ({
@@ -215,7 +234,11 @@ export function buildConfig(
       provider: route.provider,
       ...(route.model === undefined ? {} : { model: route.model }),
     })),
-    limits: { maxBodyBytes: file.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes },
+    limits: {
+      maxBodyBytes: file.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
+      maxAnswerBytes: file.limits?.maxAnswerBytes ?? DEFAULTS.maxAnswerBytes,
+      maxEventBytes: file.limits?.maxEventBytes ?? DEFAULTS.maxEventBytes,
+    },
     timeouts: {
       connectMs: file.timeouts?.connectMs ?? 10_000,
       firstByteMs: file.timeouts?.firstByteMs ?? 300_000,
@@ -223,6 +246,7 @@ export function buildConfig(
       pingIntervalMs: file.timeouts?.pingIntervalMs ?? 10_000,
       shutdownGraceMs: file.timeouts?.shutdownGraceMs ?? 30_000,
       firstEventHoldMs: file.timeouts?.firstEventHoldMs ?? 10_000,
+      answerMs: file.timeouts?.answerMs ?? 600_000,
     },
     retries: {
       maxAttempts: file.retries?.maxAttempts ?? 3,

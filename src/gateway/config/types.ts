@@ -37,10 +37,16 @@ export interface GatewayConfig {
   port: number;
   store: string;
   apiKeys: string[];
+  /** The tenant each key that names one belongs to (key -> tenant); any other key is a tenant of its own. */
+  keyTenants: Record<string, string>;
+  /** Host names the gateway answers to besides IP literals, `localhost` and the name it listens on. */
+  allowedHosts: string[];
+  /** Origins of web pages allowed to call the gateway, besides its own. */
+  allowedOrigins: string[];
   providers: Record<string, ProviderConfig>;
   defaultProvider: string;
   routes: RouteRule[];
-  limits: { maxBodyBytes: number };
+  limits: { maxBodyBytes: number; maxAnswerBytes: number; maxEventBytes: number };
   timeouts: {
     connectMs: number;
     firstByteMs: number;
@@ -48,6 +54,7 @@ export interface GatewayConfig {
     pingIntervalMs: number;
     shutdownGraceMs: number;
     firstEventHoldMs: number;
+    answerMs: number;
   };
   retries: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
   traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBodyBytes: number };

@@ -54,7 +54,8 @@ export async function runExchange(
     plan,
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
-    query: ctx.query.toString(),
+    // A query string means something to its own API only: a client of another's keeps it.
+    query: request.format === provider.adapter ? ctx.query : undefined,
     estimateInputTokens,
     trace: {
       upstreamResponse: "",
@@ -72,6 +73,7 @@ export async function runExchange(
   if (conversationId !== undefined && store === undefined) throw new ParleyError("api_error", "no store is configured");
   const newMessages = options.newMessages ?? [];
   const sources = options.newMessageSources;
+  const owner = ctx.tenant;
 
   let status: number | undefined;
   try {
@@ -79,8 +81,12 @@ export async function runExchange(
       await streamAnswer(ctx, state, exchange, headers, async () => {
         if (conversationId === undefined) return undefined;
         if (newMessages.length > 0)
-          await store!.appendMessages(conversationId, newMessages, sources === undefined ? {} : { sources });
-        return store!.startMessage(conversationId, "assistant");
+          await store!.appendMessages(
+            conversationId,
+            newMessages,
+            sources === undefined ? { owner } : { sources, owner },
+          );
+        return store!.startMessage(conversationId, "assistant", { owner });
       });
     } else {
       await answerOnce(
@@ -91,7 +97,7 @@ export async function runExchange(
         conversationId === undefined
           ? undefined
           : async (answer) => {
-              const options = sources === undefined ? {} : { sources: [...sources, undefined] };
+              const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
               await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
             },
       );

@@ -6,7 +6,7 @@ import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
-import { appendCapped, checkAnswer, type Exchange } from "./exchange.js";
+import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange } from "./exchange.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
 
@@ -81,7 +81,7 @@ export async function streamAnswer(
         body = wholeAnswerAsStream(provider.adapter, asStream, text, state.secrets);
       }
       exchange.trace.upstreamResponse = "";
-      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config.traces.maxBodyBytes);
+      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config);
       const retry = await relayStream(ctx, state, relay, iterator, upstreamAbort, storeWriter, attemptsUsed);
       if (!retry) break;
     }
@@ -96,8 +96,9 @@ function upstreamBatches(
   exchange: Exchange,
   body: AsyncIterable<Uint8Array>,
   tracing: boolean,
-  traceCap: number,
+  config: GatewayState["config"],
 ): AsyncIterator<StreamEvent[]> {
+  const traceCap = config.traces.maxBodyBytes;
   const decoder = provider.connection.streamDecoder(exchange.request.core);
   const utf8 = new TextDecoder();
   const onChunk = tracing
@@ -111,7 +112,7 @@ function upstreamBatches(
         }
       }
     : undefined;
-  return upstreamEventBatches(body, decoder, onChunk);
+  return upstreamEventBatches(body, decoder, onChunk, config.limits.maxEventBytes);
 }
 
 /**
@@ -168,6 +169,7 @@ async function* wholeAnswerAsStream(
   text: string,
   secrets: readonly string[],
 ): AsyncGenerator<Uint8Array> {
+  checkAnswerDepth(text);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

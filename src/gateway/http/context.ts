@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FormatId, PARLEY_FORMAT } from "../../formats/registry.js";
+import { DEFAULT_OWNER } from "../../store/owner.js";
 import { Cancellation } from "../../upstream/cancellation.js";
 
 /** Which API's error shape a route answers in. */
@@ -40,6 +41,8 @@ export interface Context {
   route: string;
   params: Record<string, string>;
   log: RequestLogFields;
+  /** Whose stored conversations this request reaches: its key's tenant (`auth.ts`), `DEFAULT_OWNER` without keys. */
+  tenant: string;
 }
 
 export function createContext(req: IncomingMessage, res: ServerResponse): Context {
@@ -65,6 +68,7 @@ export function createContext(req: IncomingMessage, res: ServerResponse): Contex
     route: "unmatched",
     params: {},
     log: {},
+    tenant: DEFAULT_OWNER,
   };
 }
 

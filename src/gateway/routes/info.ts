@@ -1,5 +1,6 @@
 import { ParleyError, UpstreamError } from "../../core/index.js";
 import type { FormatAdapter } from "../../formats/adapter.js";
+import { redactSecrets } from "../../upstream/index.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
@@ -36,16 +37,25 @@ async function countUpstream(
   countUrl: (url: string) => string,
   body: Record<string, unknown>,
 ): Promise<void> {
-  // The client's query (Anthropic's `?beta=true`) goes on, as it does for messages.
-  const target = provider.connection.target(ctx.req.headers, false, ctx.query.toString());
-  const response = await state.upstream.post({
+  // Counted only for a client of the provider's own API, whose query it takes (what the API names of it).
+  const target = provider.connection.target(ctx.req.headers, false, ctx.query);
+  const response = await state.upstream.postWhole({
     url: countUrl(target.url),
     headers: target.headers,
     body: JSON.stringify(body),
     cancel: ctx.clientGone,
     requestId: ctx.requestId,
   });
-  const reply = (await response.body.json()) as { input_tokens?: unknown };
+  let reply: { input_tokens?: unknown } | null;
+  try {
+    reply = JSON.parse(response.text) as { input_tokens?: unknown } | null;
+  } catch {
+    throw new UpstreamError("api_error", "upstream count_tokens answered with a body that is not JSON", {
+      retryable: false,
+      status: 502,
+      body: redactSecrets(response.text.slice(0, 500), state.secrets),
+    });
+  }
   if (typeof reply?.input_tokens !== "number")
     throw new UpstreamError("api_error", "upstream count_tokens answered without input_tokens", {
       retryable: false,

@@ -25,7 +25,7 @@ export async function handleAnswer(
   let history: Message[] = [];
   if (conversationId !== undefined) {
     if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
-    const stored = await state.store.loadConversation(conversationId);
+    const stored = await state.store.loadConversation(conversationId, { owner: ctx.tenant });
     if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${conversationId}' not found`);
     history = stored.map((entry) => entry.message);
   }

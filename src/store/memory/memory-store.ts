@@ -2,12 +2,15 @@ import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import { redactTrace } from "../redact.js";
 import { ageCutoff, clampLimit, summarizeTrace, traceInstant } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
 import type {
   AppendOptions,
   ConversationStore,
+  CreateOptions,
+  OwnerOptions,
   StoredMessage,
   StreamingMessageWriter,
   TraceRecord,
@@ -26,6 +29,7 @@ interface MessageRow {
 }
 
 interface ConversationRow {
+  owner: string;
   createdAt: string;
   metadata: string;
   nextSeq: number;
@@ -50,10 +54,11 @@ export class MemoryStore implements ConversationStore {
     this.flushPolicy = options.flushPolicy;
   }
 
-  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     if (this.conversations.has(id)) throw conversationExists(id);
     this.conversations.set(id, {
+      owner: ownerOf(options),
       createdAt: new Date().toISOString(),
       metadata: JSON.stringify(options.metadata ?? {}),
       nextSeq: 1,
@@ -62,8 +67,8 @@ export class MemoryStore implements ConversationStore {
     return { id };
   }
 
-  async hasConversation(id: string): Promise<boolean> {
-    return this.conversations.has(id);
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.owned(id, options) !== undefined;
   }
 
   async appendMessages(
@@ -71,7 +76,7 @@ export class MemoryStore implements ConversationStore {
     messages: Message[],
     options: AppendOptions = {},
   ): Promise<StoredMessage[]> {
-    const conversation = this.conversations.get(conversationId);
+    const conversation = this.owned(conversationId, options);
     if (!conversation) throw conversationNotFound(conversationId);
     // Encode everything before touching the conversation, so a bad message appends nothing.
     const encoded = encodeMessages(messages, options.sources);
@@ -91,12 +96,12 @@ export class MemoryStore implements ConversationStore {
     });
   }
 
-  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
-    return this.conversations.get(conversationId)?.messages.map(toStored);
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
+    return this.owned(conversationId, options)?.messages.map(toStored);
   }
 
-  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
-    const conversation = this.conversations.get(conversationId);
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
+    const conversation = this.owned(conversationId, options);
     if (!conversation) throw conversationNotFound(conversationId);
     const row: MessageRow = {
       seq: conversation.nextSeq++,
@@ -160,6 +165,12 @@ export class MemoryStore implements ConversationStore {
   }
 
   async close(): Promise<void> {}
+
+  /** The conversation when the owner the call acts for holds it; another owner's is as unknown as a missing one. */
+  private owned(id: string, options: OwnerOptions | undefined): ConversationRow | undefined {
+    const conversation = this.conversations.get(id);
+    return conversation?.owner === ownerOf(options) ? conversation : undefined;
+  }
 
   private newestFirst(): TraceRow[] {
     return [...this.traces.values()].sort((a, b) =>

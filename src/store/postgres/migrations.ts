@@ -53,4 +53,9 @@ export const postgresMigrations: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN source text;
     `,
   },
+  {
+    version: 3,
+    name: "conversation owners",
+    sql: `ALTER TABLE conversations ADD COLUMN owner text NOT NULL DEFAULT 'default';`,
+  },
 ];

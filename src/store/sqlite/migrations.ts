@@ -50,4 +50,9 @@ export const sqliteMigrations: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN source TEXT;
     `,
   },
+  {
+    version: 3,
+    name: "conversation owners",
+    sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
+  },
 ];

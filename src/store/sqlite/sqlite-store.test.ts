@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import { expectBatchesIntact, runStoreContract } from "../contract.suite.js";
+import { DEFAULT_OWNER } from "../owner.js";
 import { appendBatch, appendBatches } from "../test-support/batches.js";
 import { startHelper } from "../test-support/run-child.js";
 import { sqliteMigrations } from "./migrations.js";
@@ -70,6 +71,41 @@ describe("sqlite store upgrades", () => {
     expect(loaded[0]).not.toHaveProperty("source");
     expect(loaded[1]!.source).toEqual(source);
     await store.close();
+  });
+});
+
+describe("sqlite store upgrades to owners", () => {
+  test("a database at step 2 keeps its conversations, sources included, as the default owner's", async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+    for (const migration of sqliteMigrations.slice(0, 2)) {
+      old.exec(migration.sql);
+      old.prepare("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00.000Z')").run(migration.version);
+    }
+    old.prepare("INSERT INTO conversations (id, created_at, metadata, next_seq) VALUES ('old', 'then', '{}', 2)").run();
+    const source = '{"role":"user", "content":"from step 2"}';
+    old
+      .prepare(
+        `INSERT INTO messages (id, conversation_id, seq, role, complete, created_at, extra, source_format, source)
+         VALUES (7, 'old', 1, 'user', 1, 'then', ?, 'anthropic', ?)`,
+      )
+      .run('{"role":"user","parts":[]}', source);
+    old.prepare("INSERT INTO parts VALUES (7, 0, ?)").run('{"type":"text","text":"from step 2"}');
+    old.close();
+
+    const store = new SqliteStore(new Database(path));
+    const loaded = (await store.loadConversation("old"))!;
+    expect(loaded.map((stored) => stored.source)).toEqual([{ format: "anthropic", json: source }]);
+    expect(await store.loadConversation("old", { owner: "team-a" })).toBeUndefined();
+    await store.appendMessages("old", [{ role: "user", parts: [{ type: "text", text: "after" }] }]);
+    expect(await store.loadConversation("old", { owner: DEFAULT_OWNER })).toHaveLength(2);
+    await store.close();
+    const database = new Database(path, { readonly: true });
+    expect(database.prepare("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(
+      sqliteMigrations.map((migration) => ({ version: migration.version })),
+    );
+    database.close();
   });
 });
 
