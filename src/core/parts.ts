@@ -1,3 +1,5 @@
+import type { Extra } from "./extra.js";
+
 /**
  * The canonical conversation model: messages whose content is an ordered list of parts.
  *
@@ -9,9 +11,6 @@
 export const WIRE_FORMATS = ["anthropic", "openai"] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
-
-/** Fields a codec did not map, carried untouched so that a block round-trips deep-equal. */
-export type Extra = Record<string, unknown>;
 
 /** Where reasoning text sat in an OpenAI-compatible message, so it can go back the same way. */
 export type ReasoningField = "reasoning_content" | "reasoning" | "reasoning_details" | "think-tags" | "content-parts";
@@ -36,7 +35,7 @@ export interface ReasoningOrigin {
 export interface TextPart {
   type: "text";
   text: string;
-  /** e.g. Anthropic `cache_control`, `citations`. */
+  /** Fields a codec did not map, by the format they came from (e.g. Anthropic `cache_control`, `citations`). */
   extra?: Extra;
 }
 

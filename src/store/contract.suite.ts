@@ -102,7 +102,7 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
         const odd: Message[] = [
           { parts: [{ text: "keys in another order", type: "text" }], role: "user", textShorthand: true },
           { role: "system", parts: [{ type: "text", text: "lone \ud800 surrogate, \u0000 nul, \u2028 separator" }] },
-          { role: "user", parts: [], extra: { name: "alice", nested: { b: 1, a: [null, true, 1.5e300] } } },
+          { role: "user", parts: [], extra: { openai: { name: "alice", nested: { b: 1, a: [null, true, 1.5e300] } } } },
           {
             role: "assistant",
             parts: [
@@ -389,7 +389,13 @@ const messageArbitrary: fc.Arbitrary<Message> = fc.record(
     role: fc.constantFrom("system" as const, "user" as const, "assistant" as const),
     parts: fc.array(partArbitrary, { maxLength: 4 }),
     textShorthand: fc.boolean(),
-    extra: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
+    extra: fc.record(
+      {
+        anthropic: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
+        openai: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
+      },
+      { requiredKeys: [] },
+    ),
   },
   { requiredKeys: ["role", "parts"] },
 );

@@ -1,4 +1,5 @@
 import { InvalidRequestError, type Message, type Role } from "../core/index.js";
+import { upgradeLegacyExtras } from "./legacy-extra.js";
 
 /**
  * How a message is stored: its parts one row each, as the exact text `JSON.stringify` gives, and the rest
@@ -42,12 +43,12 @@ export function emptyEnvelope(role: Role): string {
 export function decodeMessage(envelope: string, parts: readonly string[]): Message {
   const message = JSON.parse(envelope) as Message;
   message.parts = parts.map((part) => JSON.parse(part));
-  return message;
+  return upgradeLegacyExtras(message);
 }
 
 /** Like `decodeMessage`, with the parts given as one JSON array text (`[part,part,...]`). */
 export function decodeMessageWithParts(envelope: string, partsArray: string): Message {
   const message = JSON.parse(envelope) as Message;
   message.parts = JSON.parse(partsArray);
-  return message;
+  return upgradeLegacyExtras(message);
 }

@@ -52,8 +52,9 @@ export class PartBuilder {
         const part = this.partsByPosition[event.index];
         if (part === undefined || part.type === "opaque") return;
         const delta = event.delta as { type?: unknown; citation?: unknown } | null;
-        part.extra ??= {};
-        const extra = part.extra;
+        // opaque deltas are Anthropic's (its decoder is the one that makes them)
+        const extra = { ...part.extra?.anthropic };
+        part.extra = { ...part.extra, anthropic: extra };
         if (part.type === "text" && delta?.type === "citations_delta" && delta.citation !== undefined) {
           extra.citations = [...(Array.isArray(extra.citations) ? extra.citations : []), delta.citation];
         } else {

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type StrictServer, strictServerFor, unknownFields } from "./strict-servers.js";
 
 /** What the scripted upstream answers to one request. */
 export type ScriptedReply =
@@ -43,6 +44,13 @@ export interface ScriptedUpstream {
   baseUrl: string;
   origin: string;
   requests: RecordedRequest[];
+  /**
+   * The real server this one stands for: a request with a field it does not know is refused with its 400, as the
+   * real one does, before any scripted reply is used. By default the strict server of its kind (an
+   * OpenAI-compatible reasoning server, Anthropic); the test gateway sets the one of the provider's preset;
+   * undefined: a server that ignores what it does not know.
+   */
+  server: StrictServer | undefined;
   /** Replies used in order, one per request; when none is left, `fallback` answers. */
   enqueue(...replies: ScriptedReply[]): void;
   fallback: ((request: RecordedRequest) => ScriptedReply) | undefined;
@@ -68,6 +76,7 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
     baseUrl: "",
     origin: "",
     requests,
+    server: strictServerFor(kind, undefined),
     enqueue: (...replies) => queue.push(...replies),
     fallback: undefined,
     waitForAbort: (ms) =>
@@ -113,6 +122,11 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
     if (path !== expectedPath && !(kind === "anthropic" && path === `${expectedPath}/count_tokens`)) {
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+      return;
+    }
+    const unknown = upstream.server === undefined ? [] : unknownFields(upstream.server, body);
+    if (upstream.server !== undefined && unknown.length > 0) {
+      await play(upstream.server.refuse(unknown), res, recorded);
       return;
     }
     const reply = queue.shift() ?? upstream.fallback?.(recorded);

@@ -8,7 +8,7 @@ import {
   type ThinkingPart,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
-import { type EncodeContext, encodeContentPart, stripAnthropicExtra } from "./encode-context.js";
+import { type EncodeContext, encodeContentPart, openaiFieldsOf } from "./encode-context.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
 type SingleField = "reasoning_content" | "reasoning";
@@ -46,7 +46,8 @@ export function assistantToOpenAI(
     const path = formatPath(["messages", index, "content", partIndex]);
     switch (part.type) {
       case "text":
-        stripAnthropicExtra(part.extra, path, context);
+        // a text part's fields have no place in a string content; another API's are reported
+        openaiFieldsOf(part.extra, "element", path, context);
         pieces.push({ type: "text", text: part.text });
         break;
       case "thinking": {
@@ -104,7 +105,7 @@ export function assistantToOpenAI(
         });
         break;
       case "tool_call": {
-        const { type: wireType, ...extra } = stripAnthropicExtra(part.extra, path, context) ?? {};
+        const { type: wireType, ...extra } = openaiFieldsOf(part.extra, "element", path, context) ?? {};
         const argumentsText = part.rawInput ?? JSON.stringify(part.input ?? {});
         toolCalls.push({
           id: part.id,
@@ -136,7 +137,8 @@ export function assistantToOpenAI(
     }
   });
 
-  const { role: _role, ...extra } = message.extra ?? {};
+  const { role: _role, ...extra } =
+    openaiFieldsOf(message.extra, "message", formatPath(["messages", index]), context) ?? {};
   const out: OpenAIMessage = { ...extra, role: "assistant" };
   if (pieces.length > 0) {
     if (arrayContent) out.content = pieces;
