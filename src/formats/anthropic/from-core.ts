@@ -2,8 +2,9 @@ import type { ConversationRequest, ConversationResponse, ToolChoice, ToolDefinit
 import { type DroppedField, type Extra, type Fields, fieldsFor, type SharesField } from "../../core/extra.js";
 import { type Converted, formatPath, type LossyEntry } from "../../core/lossy.js";
 import { assertNever, type MediaSource, type Message, type Part, type ThinkingPart } from "../../core/parts.js";
-import { encodeOriginSignature } from "../../core/reasoning-origin.js";
+import { decodeOriginSignature, encodeOriginSignature, isOriginSignature } from "../../core/reasoning-origin.js";
 import { anthropicStopReasonFromCore } from "./map-stop-reason.js";
+import { wrappedBy } from "./signatures.js";
 import { coreUsageToAnthropic } from "./usage.js";
 import type {
   AnthropicContentBlock,
@@ -38,6 +39,8 @@ interface Options {
    * answer did; thinking a client stored unsigned stays unsigned.
    */
   signOriginThinking?: boolean;
+  /** The provider written for, whose own signatures go back to it out of their envelopes. */
+  signatureOwner?: string;
 }
 
 class Writer {
@@ -58,14 +61,16 @@ class Writer {
     if (extra === undefined) return;
     const { fields, dropped } = fieldsFor(extra, "anthropic", shares);
     for (const key in fields) if (!Object.hasOwn(target, key)) target[key] = fields[key];
-    this.dropped(
-      dropped.filter((field) => !Object.hasOwn(target, field.key)),
-      path,
-    );
+    if (dropped.length > 0)
+      this.dropped(
+        dropped.filter((field) => !Object.hasOwn(target, field.key)),
+        path,
+      );
   }
 
   /** One entry per API the dropped fields came from. */
   dropped(fields: readonly DroppedField[], path: ReadonlyArray<string | number>): void {
+    if (fields.length === 0) return;
     const byFormat = new Map<string, string[]>();
     for (const { from, key } of fields) byFormat.set(from, [...(byFormat.get(from) ?? []), key]);
     for (const [from, keys] of byFormat) {
@@ -149,6 +154,11 @@ class Writer {
   }
 
   signatureOf(part: ThinkingPart): string | undefined {
+    const owner = this.options.signatureOwner;
+    if (owner !== undefined && part.signature !== undefined && isOriginSignature(part.signature)) {
+      const own = wrappedBy(part.origin ?? decodeOriginSignature(part.signature), owner);
+      if (own !== undefined) return own;
+    }
     if (part.signature !== undefined) return part.signature;
     if (this.options.signUnsignedThinking) return encodeOriginSignature(part.origin ?? { format: "openai" });
     if (this.options.signOriginThinking && part.origin !== undefined) return encodeOriginSignature(part.origin);
@@ -205,15 +215,18 @@ function mediaSourceToAnthropic(source: MediaSource): AnthropicMediaSource {
 
 export function coreToAnthropicMessages(
   messages: Message[],
-  options: { signOriginThinking?: boolean } = {},
+  options: { signOriginThinking?: boolean; signatureOwner?: string } = {},
 ): Converted<AnthropicMessage[]> {
   const writer = new Writer({ signUnsignedThinking: false, ...options });
   const value = messages.map((message, index) => writer.message(message, ["messages", index]));
   return { value, lossy: writer.lossy };
 }
 
-export function coreToAnthropicRequest(request: ConversationRequest): Converted<AnthropicRequestBody> {
-  const writer = new Writer({ signUnsignedThinking: false });
+export function coreToAnthropicRequest(
+  request: ConversationRequest,
+  options: { signatureOwner?: string } = {},
+): Converted<AnthropicRequestBody> {
+  const writer = new Writer({ signUnsignedThinking: false, ...options });
   const thinkingBudget = request.thinking?.budgetTokens ?? 0;
   const body: AnthropicRequestBody = {
     model: request.model,

@@ -57,7 +57,11 @@ export function assistantToOpenAI(
           origin?.format === "openai" &&
           origin.field !== undefined &&
           origin.provider === context.provider;
-        if (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature))
+        // a signature of Anthropic's, or of another Anthropic-format provider's in its envelope
+        if (
+          (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature)) ||
+          origin?.signature !== undefined
+        )
           signatureDropped = true;
         const target = bound ? origin!.field! : mode;
         const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
