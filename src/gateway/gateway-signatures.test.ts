@@ -300,3 +300,39 @@ describe("a stored conversation moving between providers", () => {
     expect(lossy(moved.headers).filter((entry) => entry.code === "repair:thinking-to-text")).toHaveLength(2);
   });
 });
+
+describe("a stored conversation streamed from DeepSeek", () => {
+  test("goes back to DeepSeek with its own signatures on the next turn", async () => {
+    const created = await postJson(`${gateway.url}/v1/conversations`, {});
+    const header = { "x-parley-conversation-id": (created.body as { id: string }).id };
+    deepseek.enqueue({
+      kind: "sse",
+      frames: anthropicFrames([
+        { type: "message_start", message: { ...deepseekAnswer, content: [], stop_reason: null } },
+        { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
+        { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Greet back." } },
+        { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: DEEPSEEK_ID } },
+        { type: "content_block_stop", index: 0 },
+        { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9 } },
+        { type: "message_stop" },
+      ] as Array<{ type: string }>),
+    });
+    const streamed = await postStream(
+      `${gateway.url}/v1/messages`,
+      { model: "deepseek-v4-pro", max_tokens: 100, stream: true, messages: [{ role: "user", content: "hi" }] },
+      header,
+    );
+    expect(streamed.status).toBe(200);
+    deepseek.enqueue({ kind: "json", body: deepseekAnswer });
+    const next = await postJson(
+      `${gateway.url}/v1/messages`,
+      { model: "deepseek-v4-pro", max_tokens: 100, messages: [{ role: "user", content: "and now?" }] },
+      header,
+    );
+    expect(next.status).toBe(200);
+    expect(sentMessages(deepseek)[1]!.content).toEqual([
+      { type: "thinking", thinking: "Greet back.", signature: DEEPSEEK_ID },
+    ]);
+    expect(next.headers["x-parley-lossy"]).toBeUndefined();
+  });
+});

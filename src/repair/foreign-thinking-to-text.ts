@@ -22,7 +22,8 @@ export function isForeignThinking(part: ThinkingPart, signer: WireFormat, owner?
       (part.origin !== undefined && part.origin.format !== signer)
     );
   if (!part.signature || !isOriginSignature(part.signature)) return true;
-  const origin = part.origin ?? decodeOriginSignature(part.signature);
+  // the envelope is the truth: a part's origin may be a copy made before its signature arrived
+  const origin = part.origin?.signature !== undefined ? part.origin : decodeOriginSignature(part.signature);
   return origin?.format !== signer || origin.provider !== owner || origin.signature === undefined;
 }
 

@@ -1,4 +1,4 @@
-import { assertNever, type Part, type StreamEvent, type ToolCallPart } from "../core/index.js";
+import { assertNever, decodeOriginSignature, type Part, type StreamEvent, type ToolCallPart } from "../core/index.js";
 
 /** A part whose stored text must be rewritten at the next flush. */
 export interface PartChange {
@@ -38,7 +38,12 @@ export class PartBuilder {
       }
       case "signature": {
         const part = this.partAt(event.index, () => ({ type: "thinking", thinking: "" }));
-        if (part.type === "thinking") part.signature = event.signature;
+        if (part.type === "thinking") {
+          // as the reducer does: an origin envelope says where the thinking came from
+          part.signature = event.signature;
+          const origin = decodeOriginSignature(event.signature);
+          if (origin) part.origin = origin;
+        }
         this.dirty.add(event.index);
         return;
       }

@@ -2,9 +2,9 @@ import type { ConversationRequest, ConversationResponse, ToolChoice, ToolDefinit
 import { type DroppedField, type Extra, type Fields, fieldsFor, type SharesField } from "../../core/extra.js";
 import { type Converted, formatPath, type LossyEntry } from "../../core/lossy.js";
 import { assertNever, type MediaSource, type Message, type Part, type ThinkingPart } from "../../core/parts.js";
-import { decodeOriginSignature, encodeOriginSignature, isOriginSignature } from "../../core/reasoning-origin.js";
+import { encodeOriginSignature } from "../../core/reasoning-origin.js";
 import { anthropicStopReasonFromCore } from "./map-stop-reason.js";
-import { wrappedBy } from "./signatures.js";
+import { envelopeOrigin, wrappedBy } from "./signatures.js";
 import { coreUsageToAnthropic } from "./usage.js";
 import type {
   AnthropicContentBlock,
@@ -155,8 +155,8 @@ class Writer {
 
   signatureOf(part: ThinkingPart): string | undefined {
     const owner = this.options.signatureOwner;
-    if (owner !== undefined && part.signature !== undefined && isOriginSignature(part.signature)) {
-      const own = wrappedBy(part.origin ?? decodeOriginSignature(part.signature), owner);
+    if (owner !== undefined) {
+      const own = wrappedBy(envelopeOrigin(part), owner);
       if (own !== undefined) return own;
     }
     if (part.signature !== undefined) return part.signature;

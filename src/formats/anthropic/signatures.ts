@@ -21,9 +21,15 @@ export function wrapSignature(signature: string, provider: string): string {
   return encodeOriginSignature({ format: "anthropic", provider, signature });
 }
 
-/** The origin of a block whose signature `provider` made and Parley wrapped, or undefined. */
+/** The signature `provider` made, from the origin of a block Parley wrapped it in, or undefined. */
 export function wrappedBy(origin: ReasoningOrigin | undefined, provider: string): string | undefined {
   return origin?.format === "anthropic" && origin.provider === provider ? origin.signature : undefined;
+}
+
+/** The origin a thinking part's envelope records: the envelope is the truth, the part's origin its decoded copy. */
+export function envelopeOrigin(part: { signature?: string; origin?: ReasoningOrigin }): ReasoningOrigin | undefined {
+  if (part.signature === undefined || !isOriginSignature(part.signature)) return undefined;
+  return part.origin?.signature !== undefined ? part.origin : decodeOriginSignature(part.signature);
 }
 
 /** A provider's answer with its thinking signatures wrapped; the same object when there is none to wrap. */
