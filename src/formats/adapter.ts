@@ -106,12 +106,22 @@ export interface ErrorReport {
   type: ErrorType;
   message: string;
   param: string | null;
+  /** What a client acts on beside the type (Anthropic's `error.details.error_code`). */
+  details?: Record<string, unknown>;
 }
 
 export interface ModelInfo {
   id: string;
   /** ISO 8601. */
   createdAt: string;
+  /** The model the name reaches, when it is another (shown beside the name). */
+  upstreamModel?: string;
+  /** Who serves it (the provider's name). */
+  ownedBy?: string;
+  /** Prompt and answer together, in tokens. */
+  contextWindow?: number;
+  /** The largest answer the model gives. */
+  maxOutputTokens?: number;
 }
 
 // ---- upstream side: Parley calling a provider of this API ----
@@ -198,6 +208,27 @@ export interface UpstreamConnection {
    * stands for. Absent: this API does not do that, and such an answer is an upstream fault.
    */
   wholeAnswerAsStream?(body: Record<string, unknown>): string;
+  /** What the connection knows of the provider's models without asking the provider; absent: nothing. */
+  readonly modelFacts?: ProviderModelFacts;
+}
+
+/** A model's limits, in tokens. */
+export interface ModelLimits {
+  /** Prompt and answer together. */
+  contextWindow?: number;
+  /** The largest `max_tokens` the provider accepts for the model. */
+  maxOutputTokens?: number;
+}
+
+export interface ProviderModelFacts {
+  /** The kind of server whose quirks apply (a preset id: `vllm`, `ollama`, `deepseek`...). */
+  readonly preset: string;
+  /** Whether the preset was guessed from the base URL rather than configured. */
+  readonly presetGuessed: boolean;
+  /** The limits the provider publishes for a model, when its figures are known. */
+  publishedLimits(model: string): ModelLimits | undefined;
+  /** A cap on every model's output (`compat.maxTokensCap`). */
+  readonly maxTokensCap?: number;
 }
 
 export interface UpstreamTarget {

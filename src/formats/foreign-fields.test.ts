@@ -86,7 +86,7 @@ describe("fields Parley does not know, to an OpenAI-compatible upstream", () => 
   const fromAnthropic = read("anthropic", {
     model: "m",
     max_tokens: 100,
-    thread: { type: "continue" },
+    thread: { type: "create" },
     messages: [
       { role: "user", content: "hi" },
       { role: "system", content: "env", output_config: { effort: "low" } },
@@ -103,11 +103,24 @@ describe("fields Parley does not know, to an OpenAI-compatible upstream", () => 
     ]);
   });
 
-  test("they go where the provider's preset takes what it does not know", () => {
-    const { body, lossy } = send(connect("openai", "llamacpp"), fromAnthropic);
-    expect(body.thread).toEqual({ type: "continue" });
+  test("they go where the provider's preset names them, and not merely because it ignores what it does not know", () => {
+    const named = openai.upstream.connect({
+      name: "p",
+      baseUrl: "http://127.0.0.1:1/v1",
+      compat: { extraFields: ["thread", "output_config"] },
+      headers: {},
+    });
+    const { body, lossy } = send(named, fromAnthropic);
+    expect(body.thread).toEqual({ type: "create" });
     expect(body.messages[1]).toEqual({ role: "system", content: "env", output_config: { effort: "low" } });
     expect(lossy).toEqual([]);
+    // llama.cpp would ignore them: sent there, they would be lost unreported
+    const lenient = send(connect("openai", "llamacpp"), fromAnthropic);
+    expect(lenient.body.thread).toBeUndefined();
+    expect(codes(lenient.lossy)).toEqual([
+      ["field-dropped-output_config", "messages[1].output_config"],
+      ["field-dropped-thread", "thread"],
+    ]);
   });
 
   const fromOpenAI = read("openai", {

@@ -97,7 +97,7 @@ describe("an Anthropic client on a strict OpenAI-compatible upstream", () => {
     const reply = await postJson(`${gateway.url}/v1/messages`, {
       model: "glm-5",
       max_tokens: 100,
-      thread: { type: "continue" },
+      thread: { type: "create" },
       messages: [
         { role: "user", content: "hi" },
         { role: "system", content: [{ type: "text", text: "env" }], output_config: { effort: "low" } },

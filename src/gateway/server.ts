@@ -14,6 +14,8 @@ import { type Context, createContext } from "./http/context.js";
 import { describeError, sendError } from "./http/error-response.js";
 import { Router } from "./http/router.js";
 import { GatewayMetrics } from "./metrics.js";
+import { type CatalogueOptions, ModelCatalogue } from "./models/catalogue.js";
+import { providerLines } from "./models/startup-report.js";
 import { handleAppendMessages, handleCreateConversation, handleGetConversation } from "./routes/conversations.js";
 import {
   handleCountTokens,
@@ -31,11 +33,17 @@ export interface GatewayOptions {
   logger?: Logger;
   /** An open store to use instead of opening `config.store` (it is closed with the gateway all the same). */
   store?: ConversationStore;
+  /** Replaces the providers' model discovery (tests). */
+  catalogue?: Partial<Pick<CatalogueOptions, "discover" | "refreshMs" | "retryMs" | "timeoutMs">>;
 }
 
 export interface RunningGateway {
   url: string;
   state: GatewayState;
+  /** Settles once every provider has answered `GET /models` (or failed to). */
+  discovery: Promise<void>;
+  /** One line per provider: URL, preset, the models it serves and their limits, or why it gave no list. */
+  describeProviders(): string[];
   /** Stops accepting, lets open streams finish within the grace period, ends the rest, closes the store. */
   close(): Promise<void>;
 }
@@ -48,9 +56,18 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
   const secrets = Object.values(config.providers).flatMap((provider) => (provider.apiKey ? [provider.apiKey] : []));
   const metrics = new GatewayMetrics();
   const store = options.store ?? (await openConfiguredStore(config));
+  const secretValues = [...secrets, ...config.apiKeys];
+  const catalogue = new ModelCatalogue(providers, {
+    timeoutMs: DISCOVERY_TIMEOUT_MS,
+    refreshMs: DISCOVERY_REFRESH_MS,
+    retryMs: DISCOVERY_RETRY_MS,
+    secrets: secretValues,
+    ...options.catalogue,
+  });
   const state: GatewayState = {
     config,
     providers,
+    catalogue,
     upstream: new UpstreamClient({
       timeouts: config.timeouts,
       retry: config.retries,
@@ -133,6 +150,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     throw new Error(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`, { cause: error });
   }
   const pruneTimer = startTracePruning(state);
+  const discovery = catalogue.start();
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
@@ -155,7 +173,13 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     })();
     return closing;
   };
-  return { url: `http://${host}:${address.port}`, state, close };
+  return {
+    url: `http://${host}:${address.port}`,
+    state,
+    discovery,
+    describeProviders: () => providerLines(state),
+    close,
+  };
 }
 
 function buildRouter(state: GatewayState): Router {
@@ -276,6 +300,13 @@ function batchedStderrLogger(level: GatewayConfig["logLevel"]): { logger: Logger
 }
 
 const LOG_FLUSH_MS = 200;
+
+/** `GET /models` at start-up and after: short, since a model list is small and a local server answers at once. */
+const DISCOVERY_TIMEOUT_MS = 5_000;
+/** A list older than this is asked again, in the background, on the next request. */
+const DISCOVERY_REFRESH_MS = 5 * 60_000;
+/** A provider that has not answered is asked again before a request, at most this often. */
+const DISCOVERY_RETRY_MS = 2_000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

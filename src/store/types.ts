@@ -1,10 +1,19 @@
 // src/store/types.ts  — the store API (fixed; the gateway engineer codes against it now)
-import type { LossyEntry, Message, Role, StreamEvent } from "../core/index.js";
+import type { LossyEntry, Message, Role, StreamEvent, WireFormat } from "../core/index.js";
 export interface StoredMessage {
   seq: number;
   message: Message;
   complete: boolean;
   createdAt: string;
+  source?: MessageSource; // the message as the client appended it, when it came in a wire format
+}
+/** A message's own JSON text as a client sent it (in `format`), kept whole beside its parts and given back byte for byte. */
+export interface MessageSource {
+  format: WireFormat;
+  json: string;
+}
+export interface AppendOptions {
+  sources?: ReadonlyArray<MessageSource | undefined>; // one per message, in order; undefined where there is none
 }
 export interface TraceRecord {
   id: string;
@@ -36,7 +45,7 @@ export interface StreamingMessageWriter {
 export interface ConversationStore {
   createConversation(options?: { id?: string; metadata?: Record<string, unknown> }): Promise<{ id: string }>;
   hasConversation(id: string): Promise<boolean>;
-  appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
+  appendMessages(conversationId: string, messages: Message[], options?: AppendOptions): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
   loadConversation(conversationId: string): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
   startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter>; // streaming persistence of an answer
   recordTrace(trace: TraceRecord): Promise<void>;

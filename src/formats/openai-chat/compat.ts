@@ -41,8 +41,9 @@ export interface OpenAICompat {
   streamUsage: boolean;
   /**
    * Fields beyond Chat Completions the server takes, at the top level or on a message: its own extensions by name,
-   * or `any` for a server that ignores what it does not know. Any other field Parley does not know (a client's
-   * extension, another API's field) is dropped and reported: strict servers answer 400 to it.
+   * or `any` for a server that ignores what it does not know (a client's fields of this API then all go; another
+   * API's only by name). Any other field Parley does not know (a client's extension, another API's field) is
+   * dropped and reported: strict servers answer 400 to it.
    */
   extraFields: readonly string[] | "any";
 }
@@ -145,6 +146,15 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
     thinkingSwitch: { type: "ollama_think" },
     extraFields: "any",
   },
+  /** LM Studio: reasoning models answer in `reasoning_content`; no thinking switch of its own. */
+  lmstudio: {
+    id: "lmstudio",
+    ...base,
+    reasoningMode: "reasoning_content",
+    thinkingSwitch: { type: "none" },
+    // the sampling and loading parameters its OpenAI-compatible endpoint documents beyond OpenAI's
+    extraFields: ["top_k", "min_p", "repeat_penalty", "ttl", "draft_model"],
+  },
   /** DeepSeek: `reasoning_content` must come back on tool-call turns, else 400. */
   deepseek: {
     id: "deepseek",
@@ -224,6 +234,7 @@ const portRules: Array<[string, string]> = [
   ["8000", "vllm"],
   ["30000", "sglang"],
   ["8080", "llamacpp"],
+  ["1234", "lmstudio"],
 ];
 
 /** Guesses the preset from the base URL; an unknown server gets `generic`. */

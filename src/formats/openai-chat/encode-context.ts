@@ -18,17 +18,27 @@ export function createEncodeContext(provider: string | undefined, compat: OpenAI
 /** Where a field sits: the request, a message (the two a strict server checks for fields it knows), or inside one. */
 export type FieldLevel = "request" | "message" | "element";
 
-/** Whether the provider's preset takes a field Chat Completions does not have. */
+/** Whether the provider's preset takes a client's field Chat Completions does not have (by name, or `any`). */
 export function presetTakes(compat: OpenAICompat | undefined, key: string): boolean {
   const extra = compat?.extraFields;
   return extra === "any" || (extra?.includes(key) ?? false);
 }
 
 /**
+ * Whether the preset takes another API's field: only by name. A server that ignores what it does not know would
+ * ignore that field too, so sending it would lose it all the same, only unreported.
+ */
+function presetNames(compat: OpenAICompat | undefined, key: string): boolean {
+  const extra = compat?.extraFields;
+  return Array.isArray(extra) && extra.includes(key);
+}
+
+/**
  * The fields of a core object's `extra` its OpenAI object gets (spread before what the codec writes). Chat
  * Completions' own fields go as they came; a client's extension (a field Chat Completions has not, at the request
- * or message level) only to a provider whose preset takes it; another API's field only where OpenAI has it too
- * (`shared`) or the preset takes it. Each field left out is reported once per request, where it was first met.
+ * or message level) only to a provider whose preset takes it (by name, or `any`); another API's field only where
+ * OpenAI has it too (`shared`) or the preset names it. Each field left out is reported once per request, where it
+ * was first met.
  */
 export function openaiFieldsOf(
   extra: Extra | undefined,
@@ -45,7 +55,7 @@ export function openaiFieldsOf(
     (key, value, from) =>
       shared?.(key, value, from) === true ||
       (key === "cache_control" && compat?.supportsCacheControl === true) ||
-      presetTakes(compat, key),
+      presetNames(compat, key),
   );
   for (const { from, key } of dropped) {
     if (key === "cache_control") reportOnce(context, "cache_control-stripped", CACHE_CONTROL_STRIPPED, path);

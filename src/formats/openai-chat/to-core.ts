@@ -83,7 +83,7 @@ function toolChoiceToCore(choice: OpenAIChatRequest["tool_choice"]): ToolChoice 
 /**
  * A whole OpenAI answer -> core. It runs through the stream decoder as one chunk, so streaming and
  * non-streaming give the same parts by construction: reasoning before content, inline `<think>` split
- * in order (when there is no reasoning field), text tool calls parsed, then native tool calls.
+ * in order (beside a reasoning field too), text tool calls parsed, then native tool calls.
  */
 export function openaiResponseToCore(
   body: OpenAIChatResponse,

@@ -9,6 +9,7 @@ import {
 import { type OpenAICompat, PRESETS, resolveCompat } from "./compat.js";
 import { coreToOpenAIRequest } from "./from-core.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
+import { limitsProviderKey, publishedLimits } from "./model-limits.js";
 import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 import { openaiResponseToCore } from "./to-core.js";
 import type { OpenAIChatResponse } from "./wire-types.js";
@@ -103,6 +104,12 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
     decodeResponse: (body, request) => openaiResponseToCore(body as OpenAIChatResponse, decodeOptions(request)),
     streamDecoder: (request) => createOpenAIStreamDecoder(decodeOptions(request)),
     wholeAnswerAsStream,
+    modelFacts: {
+      preset: compat.id,
+      presetGuessed: provider.preset === undefined,
+      publishedLimits: (model) => publishedLimits(limitsProviderKey(compat.id, provider.baseUrl), model),
+      ...(compat.maxTokensCap === undefined ? {} : { maxTokensCap: compat.maxTokensCap }),
+    },
   };
 }
 

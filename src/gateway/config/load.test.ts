@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { ConfigError, loadConfig } from "./load.js";
 import { globMatches, resolveRoute } from "./routing.js";
@@ -154,6 +155,29 @@ describe("loadConfig", () => {
     [{ config: "missing.yaml" }, "config"],
   ])("bad flags %j name %s", (flags, key) => {
     expect(() => loadConfig(flags, {}, files({}))).toThrow(expect.objectContaining({ key }));
+  });
+});
+
+describe("the documented configuration", () => {
+  test("docs/configuration.md's full example loads, with its model settings", () => {
+    const doc = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    const yaml = /## A full example[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
+    const env = { PARLEY_CLIENT_KEY: "ck", NVIDIA_API_KEY: "nv", DEEPSEEK_API_KEY: "ds" };
+    const config = loadConfig({ config: "parley.yaml" }, env, () => yaml);
+    expect(config.providers.local).toMatchObject({ defaultModel: "Qwen/Qwen3-32B", discover: true });
+    expect(config.providers.nim?.limits).toEqual({ contextWindow: 131_072, maxOutputTokens: 16_384 });
+  });
+
+  test("--model and --preset (or PARLEY_MODEL, PARLEY_PRESET) set the default provider's model and preset", () => {
+    const config = loadConfig(
+      { upstream: "http://127.0.0.1:9000/v1", model: "qwen3-coder:30b" },
+      { PARLEY_PRESET: "ollama" },
+    );
+    expect(config.providers.default).toMatchObject({
+      defaultModel: "qwen3-coder:30b",
+      preset: "ollama",
+      fromFlags: true,
+    });
   });
 });
 

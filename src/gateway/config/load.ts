@@ -16,6 +16,8 @@ export interface ServeFlags {
   reasoning?: string;
   store?: string;
   apiKeys?: string[];
+  model?: string;
+  preset?: string;
 }
 
 /** A configuration problem, found before the gateway listens. `key` names the setting. */
@@ -129,6 +131,8 @@ export function buildConfig(
   const upstreamKey = flags.upstreamKey ?? env.PARLEY_UPSTREAM_KEY;
   const upstreamType = flags.upstreamType ?? env.PARLEY_UPSTREAM_TYPE;
   const reasoning = flags.reasoning ?? env.PARLEY_REASONING;
+  const model = nonEmptyText(flags.model ?? env.PARLEY_MODEL);
+  const preset = nonEmptyText(flags.preset ?? env.PARLEY_PRESET);
   if (upstreamType !== undefined && findUpstreamType(upstreamType) === undefined) {
     throw new ConfigError("upstream-type", `must be ${orList(UPSTREAM_TYPES)}, not '${upstreamType}'`);
   }
@@ -155,6 +159,9 @@ export function buildConfig(
       models: provider.models ?? {},
       headers: provider.headers ?? {},
       anthropicVersion: provider.anthropicVersion ?? DEFAULTS.anthropicVersion,
+      ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
+      ...(provider.limits === undefined ? {} : { limits: definedLimits(provider.limits) }),
+      discover: provider.discover ?? true,
     };
   }
   const defaultProvider = file.defaultProvider ?? names[0] ?? "default";
@@ -165,18 +172,28 @@ export function buildConfig(
       baseUrl: trimSlash(upstreamUrl ?? DEFAULTS.upstreamUrl),
       ...(upstreamKey ? { apiKey: upstreamKey } : {}),
       ...(reasoning === undefined ? {} : { reasoning: reasoning as ReasoningModeName }),
+      ...(preset === undefined ? {} : { preset }),
+      ...(model === undefined ? {} : { defaultModel: model }),
       compat: {},
       models: {},
       headers: {},
       anthropicVersion: DEFAULTS.anthropicVersion,
+      discover: true,
+      fromFlags: true,
     };
   } else {
     const target = providers[defaultProvider];
     if (target === undefined) throw new ConfigError("defaultProvider", `no provider named '${defaultProvider}'`);
-    if (upstreamUrl !== undefined) target.baseUrl = trimSlash(upstreamUrl);
+    if (upstreamUrl !== undefined) {
+      target.baseUrl = trimSlash(upstreamUrl);
+      // Messages about this provider then name the flags the user gave.
+      target.fromFlags = true;
+    }
     if (upstreamType !== undefined) target.type = upstreamType;
     if (upstreamKey) target.apiKey = upstreamKey;
     if (reasoning !== undefined) target.reasoning = reasoning as ReasoningModeName;
+    if (preset !== undefined) target.preset = preset;
+    if (model !== undefined) target.defaultModel = model;
   }
 
   const routes = file.routes ?? [];
@@ -238,6 +255,20 @@ function parsePort(text: string): number {
   if (!/^\d+$/.test(text) || port > 65535)
     throw new ConfigError("port", `must be a number from 0 to 65535, not '${text}'`);
   return port;
+}
+
+function definedLimits(limits: { contextWindow?: number | undefined; maxOutputTokens?: number | undefined }): {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+} {
+  return {
+    ...(limits.contextWindow === undefined ? {} : { contextWindow: limits.contextWindow }),
+    ...(limits.maxOutputTokens === undefined ? {} : { maxOutputTokens: limits.maxOutputTokens }),
+  };
+}
+
+function nonEmptyText(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
 }
 
 function splitKeys(text: string): string[] {

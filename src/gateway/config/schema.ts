@@ -52,6 +52,17 @@ const providerSchema = strictObject({
   /** Extra headers sent with every request to this provider. */
   headers: optional(record(string(), string())),
   anthropicVersion: optional(text),
+  /** Where client model names the upstream does not serve go. */
+  defaultModel: optional(nonEmpty),
+  /** Limits for models the upstream and the published limits say nothing about. */
+  limits: optional(
+    strictObject({
+      contextWindow: optional(int().check(positive())),
+      maxOutputTokens: optional(int().check(positive())),
+    }),
+  ),
+  /** Ask the provider which models it serves (`GET /models`); default true. */
+  discover: optional(boolean()),
 });
 
 const routeSchema = strictObject({

@@ -15,6 +15,14 @@ export interface ProviderConfig {
   models: Record<string, string>;
   headers: Record<string, string>;
   anthropicVersion: string;
+  /** Where names the upstream does not serve go (`--model`); absent: its one model, when it lists one. */
+  defaultModel?: string;
+  /** Limits for models the upstream and the published limits say nothing about. */
+  limits?: { contextWindow?: number; maxOutputTokens?: number };
+  /** Whether the provider is asked which models it serves (`GET /models`). */
+  discover: boolean;
+  /** Built from the `--upstream` flags (messages then name the flags, not file keys). */
+  fromFlags?: boolean;
 }
 
 export interface RouteRule {

@@ -70,7 +70,11 @@ export function createContext(req: IncomingMessage, res: ServerResponse): Contex
 
 /** Sends a JSON body in one write. */
 export function sendJson(ctx: Context, status: number, body: unknown, headers?: Record<string, string>): void {
-  const text = JSON.stringify(body);
+  sendJsonText(ctx, status, JSON.stringify(body), headers);
+}
+
+/** A body already serialised (parts of it kept as a client sent them). */
+export function sendJsonText(ctx: Context, status: number, text: string, headers?: Record<string, string>): void {
   ctx.res.writeHead(status, {
     ...headers,
     "content-type": "application/json",

@@ -1,9 +1,10 @@
-import { UpstreamError } from "../../core/index.js";
+import { ParleyError, UpstreamError } from "../../core/index.js";
 import type { FormatAdapter } from "../../formats/adapter.js";
-import { listedModels, resolveRoute } from "../config/routing.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
+import { describeModel, listedModels, listFormat } from "../models/model-list.js";
+import { targetModel } from "../models/route-model.js";
 import type { GatewayState } from "../state.js";
 import { countInputTokens } from "../token-count.js";
 
@@ -15,11 +16,14 @@ import { countInputTokens } from "../token-count.js";
 export async function handleCountTokens(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
   const request = format.client.readCountTokensRequest!(raw);
-  const route = resolveRoute(state.config, raw.model as string);
+  const route = targetModel(state, raw.model as string);
   const provider = state.providers[route.provider.name];
   const countUrl = provider?.adapter === format ? format.passthrough?.countTokensUrl : undefined;
   if (provider !== undefined && countUrl !== undefined) {
-    await countUpstream(ctx, state, provider, countUrl, { ...raw, model: route.upstreamModel });
+    await countUpstream(ctx, state, provider, countUrl, {
+      ...raw,
+      model: route.upstreamModel ?? (raw.model as string),
+    });
     return;
   }
   sendJson(ctx, 200, { input_tokens: await countInputTokens(request) });
@@ -50,17 +54,22 @@ async function countUpstream(
   sendJson(ctx, 200, { input_tokens: reply.input_tokens });
 }
 
-const startedAt = new Date().toISOString();
-
-/** `GET /v1/models`: the model names the routes and rename maps name (patterns cannot be listed). */
+/** `GET /v1/models`: every name a client can ask for, with its model's limits (see `models/model-list.ts`). */
 export async function handleListModels(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
-  const models = listedModels(state.config).map((id) => ({ id, createdAt: startedAt }));
-  sendJson(ctx, 200, format.client.models!.list(models));
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.list(listedModels(state)));
 }
 
-/** `GET /v1/models/{id}`: every name routes somewhere (the default provider at least), so every name is a model. */
-export async function handleGetModel(ctx: Context, _state: GatewayState, format: FormatAdapter): Promise<void> {
-  sendJson(ctx, 200, format.client.models!.one({ id: ctx.params.id!, createdAt: startedAt }));
+/** `GET /v1/models/{id}`: any name that reaches a model, with that model's limits. */
+export async function handleGetModel(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
+  const id = ctx.params.id!;
+  const model = describeModel(state, id);
+  if (model === undefined) {
+    throw new ParleyError(
+      "not_found_error",
+      `model '${id}' reaches no model: its provider serves several and has no default`,
+    );
+  }
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.one(model));
 }
 
 export async function handleHealth(ctx: Context): Promise<void> {

@@ -1,5 +1,6 @@
 import { type Message, ParleyError } from "../../core/index.js";
 import type { ClientRoute, FormatAdapter } from "../../formats/adapter.js";
+import { messageSources } from "../exchange/message-sources.js";
 import { runExchange } from "../exchange/run.js";
 import { expectObject, readJsonBodyText } from "../http/body.js";
 import type { Context } from "../http/context.js";
@@ -48,7 +49,13 @@ export async function handleAnswer(
     },
     {
       clientBody: raw,
-      ...(conversationId === undefined ? {} : { conversationId, newMessages: converted.value.messages }),
+      ...(conversationId === undefined
+        ? {}
+        : {
+            conversationId,
+            newMessages: converted.value.messages,
+            newMessageSources: messageSources(format.id, text, converted.value.messages.length).sources,
+          }),
     },
   );
 }

@@ -1,11 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { redactTrace } from "../redact.js";
 import { ageCutoff, clampLimit, summarizeTrace, traceInstant } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  AppendOptions,
+  ConversationStore,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 
 /** Rows as the SQL backends hold them: JSON text, so the memory store proves the same byte-equality. */
 interface MessageRow {
@@ -14,6 +21,8 @@ interface MessageRow {
   createdAt: string;
   envelope: string;
   parts: string[];
+  sourceFormat: string | null;
+  source: string | null;
 }
 
 interface ConversationRow {
@@ -57,11 +66,15 @@ export class MemoryStore implements ConversationStore {
     return this.conversations.has(id);
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
     const conversation = this.conversations.get(conversationId);
     if (!conversation) throw conversationNotFound(conversationId);
     // Encode everything before touching the conversation, so a bad message appends nothing.
-    const encoded = messages.map(encodeMessage);
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     return encoded.map((message) => {
       const row: MessageRow = {
@@ -70,6 +83,8 @@ export class MemoryStore implements ConversationStore {
         createdAt,
         envelope: message.envelope,
         parts: message.parts,
+        sourceFormat: message.sourceFormat,
+        source: message.source,
       };
       conversation.messages.push(row);
       return toStored(row);
@@ -89,6 +104,8 @@ export class MemoryStore implements ConversationStore {
       createdAt: new Date().toISOString(),
       envelope: emptyEnvelope(role),
       parts: [],
+      sourceFormat: null,
+      source: null,
     };
     conversation.messages.push(row);
     return createStreamingWriter({
@@ -154,10 +171,6 @@ export class MemoryStore implements ConversationStore {
 function toStored(row: MessageRow): StoredMessage {
   // Parts a crash left unwritten are holes in the array; the SQL backends never return them either.
   const parts = row.parts.filter((part): part is string => part !== undefined);
-  return {
-    seq: row.seq,
-    message: decodeMessage(row.envelope, parts),
-    complete: row.complete,
-    createdAt: row.createdAt,
-  };
+  const message = decodeMessage(row.envelope, parts);
+  return storedMessage(row.seq, message, row.complete, row.createdAt, row.sourceFormat, row.source);
 }

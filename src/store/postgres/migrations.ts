@@ -45,4 +45,12 @@ export const postgresMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  {
+    version: 2,
+    name: "messages keep the client's own JSON beside their parts",
+    sql: `
+      ALTER TABLE messages ADD COLUMN source_format text;
+      ALTER TABLE messages ADD COLUMN source text;
+    `,
+  },
 ];

@@ -1,11 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import type { PartChange } from "../part-builder.js";
 import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  AppendOptions,
+  ConversationStore,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 import { postgresMigrations } from "./migrations.js";
 
 /** The part of a PostgreSQL driver this store calls (`pg.Pool` fits it). */
@@ -27,6 +34,8 @@ interface LoadedRow {
   complete: boolean;
   created_at: string;
   extra: string;
+  source_format: string | null;
+  source: string | null;
 }
 
 interface TraceSummaryRow {
@@ -77,8 +86,12 @@ export class PostgresStore implements ConversationStore {
     return result.rows.length > 0;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     const messageOffsets: number[] = [];
     const positions: number[] = [];
@@ -96,9 +109,10 @@ export class PostgresStore implements ConversationStore {
       `WITH reserved AS (
          UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2 AS first_seq
        ), inserted AS (
-         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
-         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra
-         FROM reserved, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (role, extra, offset_in_call)
+         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source)
+         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra, t.source_format, t.source
+         FROM reserved, unnest($4::text[], $5::text[], $9::text[], $10::text[])
+           WITH ORDINALITY AS t (role, extra, source_format, source, offset_in_call)
          RETURNING id, seq
        ), written AS (
          INSERT INTO parts (message_id, position, part)
@@ -117,16 +131,22 @@ export class PostgresStore implements ConversationStore {
         messageOffsets,
         positions,
         parts,
+        encoded.map((message) => message.sourceFormat),
+        encoded.map((message) => message.source),
       ],
     );
     const row = result.rows[0] as { first_seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);
-    return encoded.map((message, offset) => ({
-      seq: row.first_seq + offset,
-      message: decodeMessage(message.envelope, message.parts),
-      complete: true,
-      createdAt,
-    }));
+    return encoded.map((message, offset) =>
+      storedMessage(
+        row.first_seq + offset,
+        decodeMessage(message.envelope, message.parts),
+        true,
+        createdAt,
+        message.sourceFormat,
+        message.source,
+      ),
+    );
   }
 
   async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
@@ -140,7 +160,7 @@ export class PostgresStore implements ConversationStore {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       messages = (
         await client.query(
-          `SELECT m.seq, m.complete, m.extra,
+          `SELECT m.seq, m.complete, m.extra, m.source_format, m.source,
              to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
            FROM messages m WHERE m.conversation_id = $1 ORDER BY m.seq`,
           [conversationId],
@@ -161,12 +181,9 @@ export class PostgresStore implements ConversationStore {
       client.release();
     }
     if (messages.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
-    const loaded = messages.map((row) => ({
-      seq: row.seq,
-      message: decodeMessage(row.extra, []),
-      complete: row.complete,
-      createdAt: row.created_at,
-    }));
+    const loaded = messages.map((row) =>
+      storedMessage(row.seq, decodeMessage(row.extra, []), row.complete, row.created_at, row.source_format, row.source),
+    );
     let index = 0;
     for (const row of parts) {
       while (loaded[index]!.seq !== row.seq) index++;

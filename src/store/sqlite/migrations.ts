@@ -42,4 +42,12 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  {
+    version: 2,
+    name: "messages keep the client's own JSON beside their parts",
+    sql: `
+      ALTER TABLE messages ADD COLUMN source_format TEXT;
+      ALTER TABLE messages ADD COLUMN source TEXT;
+    `,
+  },
 ];

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { expectBatchesIntact, runStoreContract } from "../contract.suite.js";
 import { appendBatch, appendBatches } from "../test-support/batches.js";
 import { startHelper } from "../test-support/run-child.js";
+import { sqliteMigrations } from "./migrations.js";
 import { SqliteStore } from "./sqlite-store.js";
 
 const folder = mkdtempSync(join(tmpdir(), "parley-sqlite-"));
@@ -30,9 +31,45 @@ describe("sqlite store files", () => {
     await reopened.close();
 
     const database = new Database(path, { readonly: true });
-    expect(database.prepare("SELECT version FROM schema_migrations").all()).toEqual([{ version: 1 }]);
+    expect(database.prepare("SELECT version FROM schema_migrations").all()).toEqual(
+      sqliteMigrations.map((migration) => ({ version: migration.version })),
+    );
     expect(database.pragma("journal_mode", { simple: true })).toBe("wal");
     database.close();
+  });
+});
+
+describe("sqlite store upgrades", () => {
+  test("a database from before sources opens with its messages, which have none, and takes sources after", async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+    old.exec(sqliteMigrations[0]!.sql);
+    old.prepare("INSERT INTO schema_migrations VALUES (1, '2026-01-01T00:00:00.000Z')").run();
+    old.prepare("INSERT INTO conversations (id, created_at, metadata, next_seq) VALUES ('old', 'then', '{}', 2)").run();
+    old
+      .prepare(
+        "INSERT INTO messages (id, conversation_id, seq, role, complete, created_at, extra) VALUES (7, 'old', 1, 'user', 1, 'then', ?)",
+      )
+      .run('{"role":"user","parts":[]}');
+    old.prepare("INSERT INTO parts VALUES (7, 0, ?)").run('{"type":"text","text":"from before"}');
+    old.close();
+
+    const store = new SqliteStore(new Database(path));
+    const source = { format: "anthropic" as const, json: '{"content":"after","role":"user"}' };
+    await store.appendMessages("old", [{ role: "user", parts: [{ type: "text", text: "after" }] }], {
+      sources: [source],
+    });
+    const loaded = (await store.loadConversation("old"))!;
+    expect(loaded[0]).toEqual({
+      seq: 1,
+      message: { role: "user", parts: [{ type: "text", text: "from before" }] },
+      complete: true,
+      createdAt: "then",
+    });
+    expect(loaded[0]).not.toHaveProperty("source");
+    expect(loaded[1]!.source).toEqual(source);
+    await store.close();
   });
 });
 

@@ -1,11 +1,24 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import {
+  decodeMessage,
+  decodeMessageWithParts,
+  emptyEnvelope,
+  encodeMessages,
+  storedMessage,
+} from "../message-codec.js";
 import type { PartChange } from "../part-builder.js";
 import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
-import type { ConversationStore, StoredMessage, StreamingMessageWriter, TraceRecord, TraceSummary } from "../types.js";
+import type {
+  AppendOptions,
+  ConversationStore,
+  StoredMessage,
+  StreamingMessageWriter,
+  TraceRecord,
+  TraceSummary,
+} from "../types.js";
 import { sqliteMigrations } from "./migrations.js";
 
 /** The part of a SQLite driver this store calls (better-sqlite3 fits it). */
@@ -28,6 +41,8 @@ interface LoadedRow {
   created_at: string;
   extra: string;
   parts: string;
+  source_format: string | null;
+  source: string | null;
 }
 
 interface TraceSummaryRow {
@@ -70,7 +85,7 @@ export class SqliteStore implements ConversationStore {
       hasConversation: prepare("SELECT 1 FROM conversations WHERE id = ?"),
       reserveSeq: prepare("UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? RETURNING next_seq"),
       insertMessage: prepare(
-        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       insertPart: prepare("INSERT INTO parts (message_id, position, part) VALUES (?, ?, ?)"),
       upsertPart: prepare(
@@ -78,7 +93,7 @@ export class SqliteStore implements ConversationStore {
       ),
       markComplete: prepare("UPDATE messages SET complete = 1 WHERE id = ?"),
       load: prepare(
-        `SELECT m.seq, m.complete, m.created_at, m.extra,
+        `SELECT m.seq, m.complete, m.created_at, m.extra, m.source_format, m.source,
            '[' || coalesce((SELECT group_concat(p.part, ',' ORDER BY p.position) FROM parts p WHERE p.message_id = m.id), '') || ']' AS parts
          FROM messages m WHERE m.conversation_id = ? ORDER BY m.seq`,
       ),
@@ -115,8 +130,12 @@ export class SqliteStore implements ConversationStore {
     return this.statements.hasConversation.get(id) !== undefined;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     return this.transaction(() => {
       const firstSeq = this.reserveSeqs(conversationId, encoded.length);
@@ -129,11 +148,14 @@ export class SqliteStore implements ConversationStore {
           1,
           createdAt,
           message.envelope,
+          message.sourceFormat,
+          message.source,
         );
         message.parts.forEach((part, position) => {
           this.statements.insertPart.run(lastInsertRowid, position, part);
         });
-        return { seq, message: decodeMessage(message.envelope, message.parts), complete: true, createdAt };
+        const decoded = decodeMessage(message.envelope, message.parts);
+        return storedMessage(seq, decoded, true, createdAt, message.sourceFormat, message.source);
       });
     });
   }
@@ -143,12 +165,16 @@ export class SqliteStore implements ConversationStore {
     // come joined into one JSON array text per message, so each message costs one parse.
     const rows = this.statements.load.all(conversationId) as LoadedRow[];
     if (rows.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
-    return rows.map((row) => ({
-      seq: row.seq,
-      message: decodeMessageWithParts(row.extra, row.parts),
-      complete: row.complete === 1,
-      createdAt: row.created_at,
-    }));
+    return rows.map((row) =>
+      storedMessage(
+        row.seq,
+        decodeMessageWithParts(row.extra, row.parts),
+        row.complete === 1,
+        row.created_at,
+        row.source_format,
+        row.source,
+      ),
+    );
   }
 
   async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
@@ -162,6 +188,8 @@ export class SqliteStore implements ConversationStore {
         0,
         createdAt,
         emptyEnvelope(role),
+        null,
+        null,
       );
       return { seq: reserved, messageId: lastInsertRowid };
     });
