@@ -1,3 +1,5 @@
+import type { Extra } from "./extra.js";
+
 /**
  * The canonical conversation model: messages whose content is an ordered list of parts.
  *
@@ -10,18 +12,16 @@ export const WIRE_FORMATS = ["anthropic", "openai"] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
-/** Fields a codec did not map, carried untouched so that a block round-trips deep-equal. */
-export type Extra = Record<string, unknown>;
-
 /** Where reasoning text sat in an OpenAI-compatible message, so it can go back the same way. */
 export type ReasoningField = "reasoning_content" | "reasoning" | "reasoning_details" | "think-tags" | "content-parts";
 
 /**
- * Who produced a thinking part. Thinking is origin-bound: it is replayed as a signed block only to
- * Anthropic when Anthropic produced it, and to an OpenAI-compatible provider only in the field it came in.
+ * Who produced a thinking part. Thinking is origin-bound: it is replayed as a signed block only to the provider
+ * whose signature it carries (Anthropic for Anthropic's own), and to an OpenAI-compatible provider only in the
+ * field it came in.
  */
 export interface ReasoningOrigin {
-  /** `anthropic` for a block carrying a real Anthropic signature; otherwise the OpenAI-compatible side. */
+  /** The API it came in: `anthropic` for a signed thinking block (Anthropic's, or a provider's of that API). */
   format: WireFormat;
   /** The gateway's provider name (config key) or preset id that produced it, when known. */
   provider?: string;
@@ -31,12 +31,17 @@ export interface ReasoningOrigin {
   model?: string;
   /** OpenRouter-style `reasoning_details` items as received, replayed unchanged to the same provider. */
   details?: unknown[];
+  /**
+   * The signature an Anthropic-format provider other than Anthropic gave the block (DeepSeek's, vLLM's made-up
+   * one), which only `provider` can take back: the block carries it wrapped in an origin envelope.
+   */
+  signature?: string;
 }
 
 export interface TextPart {
   type: "text";
   text: string;
-  /** e.g. Anthropic `cache_control`, `citations`. */
+  /** Fields a codec did not map, by the format they came from (e.g. Anthropic `cache_control`, `citations`). */
   extra?: Extra;
 }
 

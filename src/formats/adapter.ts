@@ -176,6 +176,11 @@ export interface ProviderSettings {
   compat: Record<string, unknown>;
   headers: Record<string, string>;
   anthropicVersion?: string;
+  /**
+   * The gateway's other providers of the same type: a conversation may move among them (a route, Claude Code's
+   * `/model`), so what only one of them can take back must say whose it is.
+   */
+  peers?: readonly string[];
 }
 
 /** A setting of a provider its API cannot use: `path` below the provider (`compat.foo`). */
@@ -195,6 +200,12 @@ export interface UpstreamConnection {
   readonly endpoint: string;
   /** The history rules of this provider, its quirks included. */
   readonly repairTarget: RepairTarget;
+  /**
+   * Set for a provider whose thinking signatures only it can take back (an Anthropic-format provider that is not
+   * Anthropic): the name its answers' signatures are wrapped under (an origin envelope), and the only provider
+   * they go back to unwrapped. Absent: signatures pass as they came.
+   */
+  readonly signatureOwner?: string;
   /**
    * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
    * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names.
@@ -255,6 +266,11 @@ export interface RepairTarget {
   emptiness: "blank-text" | "no-content";
   /** Thinking goes back as thinking only when this format signed it; any other thinking becomes text. */
   thinkingSignedBy?: WireFormat;
+  /**
+   * The provider whose own signatures alone this target takes back (in the origin envelope that names it, see
+   * `UpstreamConnection.signatureOwner`); absent, the format's own signatures as they came.
+   */
+  signatureOwner?: string;
   /** Roles alternate between user and assistant, starting with user. */
   alternatingRoles: boolean;
   /** Tool-call ids must match this and be unique in the history; others are renamed. */
@@ -315,8 +331,8 @@ export interface HistoryEncodeOptions {
  */
 export interface SameFormatPassthrough {
   request(input: PassthroughRequest): Converted<unknown> & { bodyText?: string };
-  /** The provider's whole answer as the client gets it. */
-  response(body: Record<string, unknown>, clientModel: string): unknown;
+  /** The provider's whole answer as the client gets it (its signatures wrapped for a `signatureOwner`). */
+  response(body: Record<string, unknown>, clientModel: string, signatureOwner?: string): unknown;
   /** The API's token-count URL for a request URL, where the API counts tokens itself. */
   countTokensUrl?(url: string): string;
 }
@@ -331,4 +347,6 @@ export interface PassthroughRequest {
   stored: readonly Message[];
   /** The whole history (stored and the client's) when repair changed it; absent when repair changed nothing. */
   repaired?: readonly Message[];
+  /** The provider's `signatureOwner`: the signatures it made go back to it out of their envelopes. */
+  signatureOwner?: string;
 }

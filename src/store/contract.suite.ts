@@ -107,7 +107,7 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
         const odd: Message[] = [
           { parts: [{ text: "keys in another order", type: "text" }], role: "user", textShorthand: true },
           { role: "system", parts: [{ type: "text", text: "lone \ud800 surrogate, \u0000 nul, \u2028 separator" }] },
-          { role: "user", parts: [], extra: { name: "alice", nested: { b: 1, a: [null, true, 1.5e300] } } },
+          { role: "user", parts: [], extra: { openai: { name: "alice", nested: { b: 1, a: [null, true, 1.5e300] } } } },
           {
             role: "assistant",
             parts: [

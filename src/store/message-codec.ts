@@ -1,4 +1,5 @@
 import { InvalidRequestError, type Message, type Role, type WireFormat } from "../core/index.js";
+import { upgradeLegacyExtras } from "./legacy-extra.js";
 import type { MessageSource, StoredMessage } from "./types.js";
 
 /**
@@ -87,12 +88,12 @@ export function emptyEnvelope(role: Role): string {
 export function decodeMessage(envelope: string, parts: readonly string[]): Message {
   const message = JSON.parse(envelope) as Message;
   message.parts = parts.map((part) => JSON.parse(part));
-  return message;
+  return upgradeLegacyExtras(message);
 }
 
 /** Like `decodeMessage`, with the parts given as one JSON array text (`[part,part,...]`). */
 export function decodeMessageWithParts(envelope: string, partsArray: string): Message {
   const message = JSON.parse(envelope) as Message;
   message.parts = JSON.parse(partsArray);
-  return message;
+  return upgradeLegacyExtras(message);
 }

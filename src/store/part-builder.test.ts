@@ -41,7 +41,7 @@ describe("part builder", () => {
     });
     expect(builder.parts()).toEqual([
       { type: "tool_call", id: "c1", name: "f", input: { a: "tru" }, rawInput: '{"a": tru' },
-      { type: "text", text: "orphan", extra: { citations: [{ cited_text: "x" }] } },
+      { type: "text", text: "orphan", extra: { anthropic: { citations: [{ cited_text: "x" }] } } },
     ]);
   });
 

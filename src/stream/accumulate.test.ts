@@ -110,7 +110,7 @@ describe("accumulate", () => {
         format: "anthropic",
         block: { type: "server_tool_use", id: "s", name: "web_search", input: { query: "q" } },
       },
-      { type: "text", text: "cited", extra: { citations: [citation] } },
+      { type: "text", text: "cited", extra: { anthropic: { citations: [citation] } } },
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { jsonrepair } from "jsonrepair";
 import type { ConversationResponse } from "../core/conversation.js";
-import type { Extra, Part, ToolCallPart } from "../core/parts.js";
+import type { Extra } from "../core/extra.js";
+import type { Part, ToolCallPart } from "../core/parts.js";
 import { decodeOriginSignature } from "../core/reasoning-origin.js";
 import type { StopReason } from "../core/stop-reason.js";
 import type { StreamError, StreamEvent } from "../core/stream-events.js";
@@ -330,9 +331,9 @@ function applyOpaqueDelta(part: Part, delta: unknown): boolean {
   if (typeof delta !== "object" || delta === null) return false;
   const wire = delta as { type?: unknown; citation?: unknown };
   if (wire.type !== "citations_delta" || part.type !== "text") return false;
-  part.extra ??= {};
-  const citations = Array.isArray(part.extra.citations) ? part.extra.citations : [];
+  const fields = part.extra?.anthropic ?? {};
+  const citations = Array.isArray(fields.citations) ? fields.citations : [];
   citations.push(wire.citation);
-  part.extra.citations = citations;
+  part.extra = { ...part.extra, anthropic: { ...fields, citations } };
   return true;
 }

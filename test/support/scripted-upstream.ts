@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type StrictServer, strictServerFor, unknownFields } from "./strict-servers.js";
 
 /** What the scripted upstream answers to one request. */
 export type ScriptedReply =
@@ -53,6 +54,13 @@ export interface ScriptedUpstream {
   origin: string;
   /** Requests to the API endpoint (`POST /v1/chat/completions`, `POST /v1/messages[/count_tokens]`). */
   requests: RecordedRequest[];
+  /**
+   * The real server this one stands for: a request with a field it does not know is refused with its 400, as the
+   * real one does, before any scripted reply is used. By default the strict server of its kind (an
+   * OpenAI-compatible reasoning server, Anthropic); the test gateway sets the one of the provider's preset;
+   * undefined: a server that ignores what it does not know.
+   */
+  server: StrictServer | undefined;
   /** Every other request (the gateway asking `GET /v1/models`, a server's own info endpoints). */
   otherRequests: RecordedRequest[];
   /**
@@ -85,6 +93,7 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
     baseUrl: "",
     origin: "",
     requests,
+    server: strictServerFor(kind, undefined),
     otherRequests: [],
     otherRoutes: undefined,
     enqueue: (...replies) => queue.push(...replies),
@@ -140,6 +149,11 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
       }
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+      return;
+    }
+    const unknown = upstream.server === undefined ? [] : unknownFields(upstream.server, body);
+    if (upstream.server !== undefined && unknown.length > 0) {
+      await play(upstream.server.refuse(unknown), res, recorded);
       return;
     }
     const reply = queue.shift() ?? upstream.fallback?.(recorded);

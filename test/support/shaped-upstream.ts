@@ -7,6 +7,7 @@ import {
   startScriptedUpstream,
 } from "./scripted-upstream.js";
 import type { ServerShape, ShapedModel } from "./server-shapes.js";
+import { strictServerFor } from "./strict-servers.js";
 
 /**
  * A scripted OpenAI-compatible server that behaves as `shape` says: its model list and info endpoints, its checks
@@ -33,6 +34,8 @@ type ChatBody = {
 export async function startShapedUpstream(shape: ServerShape): Promise<ShapedUpstream> {
   const upstream = (await startScriptedUpstream("openai")) as ShapedUpstream;
   upstream.shape = shape;
+  // refuses the fields the server it stands for does not know
+  upstream.server = strictServerFor("openai", shape.name);
   upstream.refused = [];
   upstream.otherRoutes = (request) => {
     const path = request.path.split("?")[0]!;

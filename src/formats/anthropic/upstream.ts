@@ -1,7 +1,16 @@
 import type { ConversationRequest, ConversationResponse, Converted } from "../../core/index.js";
-import type { ClientForwarding, ProviderSettings, RepairTarget, UpstreamConnection, UpstreamSide } from "../adapter.js";
+import {
+  type ClientForwarding,
+  type ProviderSettings,
+  type RepairTarget,
+  SettingError,
+  type UpstreamConnection,
+  type UpstreamSide,
+} from "../adapter.js";
 import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
 import { coreToAnthropicRequest } from "./from-core.js";
+import { ANTHROPIC_PRESETS, anthropicPreset } from "./presets.js";
+import { wrapAnswerSignatures, wrapStreamSignatures } from "./signatures.js";
 import { createAnthropicStreamDecoder } from "./stream-decoder.js";
 import { anthropicResponseToCore } from "./to-core.js";
 import type { AnthropicMessageResponse } from "./wire-types.js";
@@ -62,14 +71,35 @@ function decodeResponse(body: Record<string, unknown>): Converted<ConversationRe
   return { value: anthropicResponseToCore(body as AnthropicMessageResponse), lossy: [] };
 }
 
+/**
+ * The name a provider's thinking signatures are wrapped under, when they are not Anthropic's: always for a
+ * provider known to sign on its own, and for a server Parley does not know once the gateway has other
+ * Anthropic-format providers a conversation could move to. Anthropic's own, and a lone unknown server's, pass as
+ * they came (invariant 8), at no cost.
+ */
+export function signatureOwnerOf(provider: ProviderSettings): string | undefined {
+  const preset = anthropicPreset(provider.preset, provider.baseUrl);
+  if (preset === undefined) {
+    const known = Object.keys(ANTHROPIC_PRESETS).join(", ");
+    throw new SettingError("preset", `unknown preset '${provider.preset}' for an Anthropic provider (known: ${known})`);
+  }
+  if (preset.signatures === "own") return provider.name;
+  if (preset.signatures === "unknown" && (provider.peers?.length ?? 0) > 0) return provider.name;
+  return undefined;
+}
+
 function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
   const endpoint = provider.baseUrl.endsWith("/v1")
     ? `${provider.baseUrl}/messages`
     : `${provider.baseUrl}/v1/messages`;
   const version = provider.anthropicVersion ?? DEFAULT_VERSION;
-  return {
+  const owner = signatureOwnerOf(provider);
+  const connection: UpstreamConnection = {
     endpoint,
-    repairTarget: ANTHROPIC_REPAIR_TARGET,
+    repairTarget:
+      owner === undefined
+        ? ANTHROPIC_REPAIR_TARGET
+        : { ...ANTHROPIC_REPAIR_TARGET, signatureOwner: owner, provider: provider.name },
     target(clientHeaders, stream, clientQuery) {
       const headers: Record<string, string> = {
         ...provider.headers,
@@ -83,10 +113,16 @@ function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
       const query = forwardedQuery(clientQuery, ANTHROPIC_FORWARDED);
       return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
     },
-    encodeRequest: (request) => coreToAnthropicRequest(hoistLeadingSystem(request)),
-    decodeResponse: (body) => decodeResponse(body),
-    streamDecoder: () => createAnthropicStreamDecoder(),
+    encodeRequest: (request) =>
+      coreToAnthropicRequest(hoistLeadingSystem(request), owner === undefined ? {} : { signatureOwner: owner }),
+    decodeResponse: (body) => decodeResponse(owner === undefined ? body : wrapAnswerSignatures(body, owner)),
+    streamDecoder: () =>
+      owner === undefined
+        ? createAnthropicStreamDecoder()
+        : wrapStreamSignatures(createAnthropicStreamDecoder(), owner),
   };
+  if (owner !== undefined) return { ...connection, signatureOwner: owner };
+  return connection;
 }
 
 /**

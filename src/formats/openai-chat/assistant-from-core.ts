@@ -8,13 +8,7 @@ import {
   type ThinkingPart,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
-import {
-  type EncodeContext,
-  encodeContentPart,
-  messageExtraForOpenAI,
-  reportOnce,
-  stripAnthropicExtra,
-} from "./encode-context.js";
+import { type EncodeContext, encodeContentPart, openaiFieldsOf, reportOnce } from "./encode-context.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
 type SingleField = "reasoning_content" | "reasoning";
@@ -54,7 +48,8 @@ export function assistantToOpenAI(
     const path = formatPath(["messages", index, "content", partIndex]);
     switch (part.type) {
       case "text":
-        stripAnthropicExtra(part.extra, path, context);
+        // a text part's fields have no place in a string content; another API's are reported
+        openaiFieldsOf(part.extra, "element", path, context);
         pieces.push({ type: "text", text: part.text });
         break;
       case "thinking": {
@@ -64,7 +59,11 @@ export function assistantToOpenAI(
           origin?.format === "openai" &&
           origin.field !== undefined &&
           origin.provider === context.provider;
-        if (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature))
+        // a signature of Anthropic's, or of another Anthropic-format provider's in its envelope
+        if (
+          (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature)) ||
+          origin?.signature !== undefined
+        )
           signatureDropped = true;
         const target = bound ? origin!.field! : mode;
         if (bound) boundTexts.add(part.thinking);
@@ -114,7 +113,7 @@ export function assistantToOpenAI(
         });
         break;
       case "tool_call": {
-        const { type: wireType, ...extra } = stripAnthropicExtra(part.extra, path, context) ?? {};
+        const { type: wireType, ...extra } = openaiFieldsOf(part.extra, "element", path, context) ?? {};
         const argumentsText = part.rawInput ?? JSON.stringify(part.input ?? {});
         toolCalls.push({
           id: part.id,
@@ -146,7 +145,8 @@ export function assistantToOpenAI(
     }
   });
 
-  const extra = messageExtraForOpenAI(message.extra, index, context);
+  const { role: _role, ...extra } =
+    openaiFieldsOf(message.extra, "message", formatPath(["messages", index]), context) ?? {};
   // A reasoning field in `extra` is the copy of a thinking part a client sent in both fields (qwen-code sends
   // `reasoning_content` and `reasoning` alike): it goes along only beside that part sent back to its own field,
   // as it came; sent anywhere else, the upstream would get the reasoning twice.

@@ -9,13 +9,7 @@ import {
 } from "../../core/index.js";
 import { assistantToOpenAI } from "./assistant-from-core.js";
 import type { OpenAICompat, ReasoningMode } from "./compat.js";
-import {
-  createEncodeContext,
-  type EncodeContext,
-  encodeContentPart,
-  messageExtraForOpenAI,
-  stripAnthropicExtra,
-} from "./encode-context.js";
+import { createEncodeContext, type EncodeContext, encodeContentPart, openaiFieldsOf } from "./encode-context.js";
 import { finishReasonFor } from "./map-finish-reason.js";
 import { requestFieldsToOpenAI } from "./request-fields.js";
 import { usageToOpenAI } from "./usage.js";
@@ -86,7 +80,7 @@ function encodeMessages(
         out.push(
           contentMessage(
             message,
-            message.extra?.role === "developer" ? "developer" : "system",
+            message.extra?.openai?.role === "developer" ? "developer" : "system",
             message.parts,
             index,
             context,
@@ -130,7 +124,8 @@ function contentMessage(
   context: EncodeContext,
   partIndexes?: readonly number[],
 ): OpenAIMessage {
-  const extra = messageExtraForOpenAI(message.extra, index, context);
+  const { role: _role, ...extra } =
+    openaiFieldsOf(message.extra, "message", formatPath(["messages", index]), context) ?? {};
   const single = parts[0];
   if (message.textShorthand && parts.length === 1 && single?.type === "text" && !single.extra) {
     return { ...extra, role, content: single.text };
@@ -141,7 +136,7 @@ function contentMessage(
     const encoded = encodeContentPart(part, path, context);
     if (encoded !== undefined) content.push(encoded);
   });
-  if (content.length === 0 && parts.length === 0 && "content" in extra) return { ...extra, role };
+  if (content.length === 0 && parts.length === 0 && "content" in extra) return { ...extra, role } as OpenAIMessage;
   return { ...extra, role, content };
 }
 
@@ -229,7 +224,7 @@ function toolResultToOpenAI(
   context: EncodeContext,
 ): { message: OpenAIMessage; images: Part[] } {
   const path = formatPath(["messages", index, "content", partIndex]);
-  const extra = stripAnthropicExtra(part.extra, path, context) ?? {};
+  const extra = openaiFieldsOf(part.extra, "message", path, context) ?? {};
   const images: Part[] = [];
   if (part.isError) reportToolError(context, path);
   if (typeof part.content === "string")

@@ -39,13 +39,19 @@ describe("fields only Anthropic has, on a message or a tool", () => {
   test("are dropped for an OpenAI-compatible upstream and reported, never sent", () => {
     const messages: Message[] = [
       { role: "user", parts: [{ type: "text", text: "hi" }] },
-      { role: "system", parts: [{ type: "text", text: "env" }], extra: { output_config: { effort: "low" } } },
+      {
+        role: "system",
+        parts: [{ type: "text", text: "env" }],
+        extra: { anthropic: { output_config: { effort: "low" } } },
+      },
     ];
     const tools = [
       {
         name: "Bash",
         inputSchema: { type: "object" },
-        extra: { eager_input_streaming: true, input_examples: [{ command: "ls" }], allowed_callers: ["direct"] },
+        extra: {
+          anthropic: { eager_input_streaming: true, input_examples: [{ command: "ls" }], allowed_callers: ["direct"] },
+        },
       },
     ];
     const { value, lossy } = coreToOpenAIRequest(
@@ -55,10 +61,10 @@ describe("fields only Anthropic has, on a message or a tool", () => {
     expect(value.messages[1]).toEqual({ role: "system", content: [{ type: "text", text: "env" }] });
     expect(value.tools).toEqual([{ type: "function", function: { name: "Bash", parameters: { type: "object" } } }]);
     expect(lossy.map((entry) => [entry.code, entry.path])).toEqual([
-      ["message-output_config-dropped", "messages[1]"],
-      ["eager_input_streaming-dropped", "tools[0]"],
-      ["input_examples-dropped", "tools[0]"],
-      ["allowed_callers-dropped", "tools[0]"],
+      ["field-dropped-output_config", "messages[1].output_config"],
+      ["field-dropped-eager_input_streaming", "tools[0].eager_input_streaming"],
+      ["field-dropped-input_examples", "tools[0].input_examples"],
+      ["field-dropped-allowed_callers", "tools[0].allowed_callers"],
     ]);
   });
 });

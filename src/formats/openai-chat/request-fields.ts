@@ -1,23 +1,8 @@
 import type { ConversationRequest, ToolChoice, ToolDefinition } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
-import { type EncodeContext, reportOnce } from "./encode-context.js";
+import { type EncodeContext, openaiFieldsOf, presetTakes, reportOnce } from "./encode-context.js";
+import { sharedElementField } from "./fields.js";
 import type { OpenAIChatRequest, OpenAIFunctionTool, OpenAIMessage, OpenAIToolChoice } from "./wire-types.js";
-
-/** Request-level fields only Anthropic has: dropped and reported for an OpenAI-compatible target. */
-const ANTHROPIC_ONLY = new Set([
-  "output_config",
-  "context_management",
-  "container",
-  "service_tier",
-  "mcp_servers",
-  "metadata",
-  "cache_control",
-  "anthropic_beta",
-  "top_k",
-]);
-
-/** Tool fields only Anthropic has, beside `cache_control` and `defer_loading` (reported on their own). */
-const ANTHROPIC_TOOL_FIELDS = ["eager_input_streaming", "input_examples", "allowed_callers"];
 
 /** Everything but the messages: tools, tool choice, limits, sampling, the thinking switch, extras. */
 export function requestFieldsToOpenAI(
@@ -26,12 +11,11 @@ export function requestFieldsToOpenAI(
   compat: OpenAICompat | undefined,
   context: EncodeContext,
 ): OpenAIChatRequest {
-  const body: OpenAIChatRequest = { model: request.model, messages };
-  for (const [key, value] of Object.entries(request.extra ?? {})) {
-    if (ANTHROPIC_ONLY.has(key))
-      reportOnce(context, `field-dropped-${key}`, `Anthropic '${key}' has no OpenAI equivalent and was dropped`, key);
-    else body[key] = value;
-  }
+  const body: OpenAIChatRequest = {
+    model: request.model,
+    messages,
+    ...openaiFieldsOf(request.extra, "request", "", context),
+  };
   if (request.tools !== undefined) {
     const tools = request.tools.flatMap((tool, index) => toolToOpenAI(tool, index, context));
     if (tools.length > 0) body.tools = tools;
@@ -64,8 +48,9 @@ export function requestFieldsToOpenAI(
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.topK !== undefined) {
-    if (compat?.id === "openai") reportOnce(context, "field-dropped-top_k", "api.openai.com has no top_k", "top_k");
-    else body.top_k = request.topK;
+    // not a Chat Completions field: only for a server that takes it
+    if (compat === undefined || presetTakes(compat, "top_k")) body.top_k = request.topK;
+    else reportOnce(context, "field-dropped-top_k", "the upstream's preset does not take top_k; dropped", "top_k");
   }
   if (request.stopSequences !== undefined) body.stop = request.stopSequences;
   if (request.stream !== undefined) body.stream = request.stream;
@@ -80,7 +65,7 @@ export function requestFieldsToOpenAI(
 }
 
 function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContext): OpenAIFunctionTool[] {
-  const { cache_control, defer_loading, type, ...extra } = tool.extra ?? {};
+  const { type, ...anthropic } = tool.extra?.anthropic ?? {};
   const path = `tools[${index}]`;
   if (typeof type === "string" && type !== "custom" && type !== "function") {
     context.lossy.push({
@@ -90,24 +75,13 @@ function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContex
     });
     return [];
   }
-  if (cache_control !== undefined)
-    reportOnce(
-      context,
-      "cache_control-stripped",
-      "Anthropic 'cache_control' cannot be sent to an OpenAI-compatible API",
-      path,
-    );
-  if (defer_loading !== undefined)
-    reportOnce(context, "defer_loading-dropped", "Anthropic 'defer_loading' was dropped", path);
-  for (const key of ANTHROPIC_TOOL_FIELDS) {
-    if (!(key in extra)) continue;
-    delete extra[key];
-    reportOnce(context, `${key}-dropped`, `Anthropic '${key}' was dropped`, path);
-  }
+  // an Anthropic tool's `type` (custom) is its kind, which `type: "function"` says; its other fields go by the rule
+  const extra = tool.extra === undefined ? undefined : { ...tool.extra, anthropic };
+  const fields = openaiFieldsOf(extra, "element", path, context, sharedElementField);
   const fn: OpenAIFunctionTool["function"] = { name: tool.name };
   if (tool.description !== undefined) fn.description = tool.description;
   if (tool.inputSchema !== undefined) fn.parameters = tool.inputSchema;
-  return [{ type: "function", function: { ...fn, ...extra } }];
+  return [{ type: "function", function: { ...fn, ...fields } }];
 }
 
 function toolChoiceToOpenAI(choice: ToolChoice): OpenAIToolChoice {

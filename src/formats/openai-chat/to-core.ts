@@ -58,7 +58,7 @@ export function openaiRequestToCore(body: OpenAIChatRequest): Converted<Conversa
   if (stream !== undefined) request.stream = stream;
   if (reasoning_effort !== undefined) request.reasoningEffort = reasoning_effort;
   if (user !== undefined) request.userId = user;
-  if (Object.keys(extra).length > 0) request.extra = extra;
+  withExtra(request, extra);
   return { value: request, lossy };
 }
 

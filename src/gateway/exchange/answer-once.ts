@@ -40,7 +40,7 @@ export async function answerOnce(
   const passthrough = request.format === provider.adapter ? provider.adapter.passthrough : undefined;
   if (passthrough !== undefined) {
     // Same API both sides: the upstream's answer goes back as it came.
-    body = passthrough.response(json, request.clientModel);
+    body = passthrough.response(json, request.clientModel, provider.connection.signatureOwner);
   } else {
     const encoded = request.format.client.encodeResponse(core);
     body = encoded.value;

@@ -30,7 +30,14 @@ export const messageArbitrary: fc.Arbitrary<Message> = fc.record(
     role: fc.constantFrom("system" as const, "user" as const, "assistant" as const),
     parts: fc.array(partArbitrary, { maxLength: 4 }),
     textShorthand: fc.boolean(),
-    extra: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
+    // keyed by the format the fields came from
+    extra: fc.record(
+      {
+        anthropic: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
+        openai: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 }),
+      },
+      { requiredKeys: [] },
+    ),
   },
   { requiredKeys: ["role", "parts"] },
 );
