@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Logger, pino } from "pino";
 import { isParleyError } from "../core/index.js";
-import type { ConversationStore } from "../store/types.js";
+import type { ConversationStore, TraceRetentionPolicy } from "../store/types.js";
 import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
@@ -45,7 +45,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
   const logger = options.logger ?? logs!.logger;
   const secrets = Object.values(config.providers).flatMap((provider) => (provider.apiKey ? [provider.apiKey] : []));
   const metrics = new GatewayMetrics();
-  const store = options.store ?? (await openConfiguredStore(config));
+  const store = options.store ?? (await openConfiguredStore(config, [...secrets, ...config.apiKeys]));
   const state: GatewayState = {
     config,
     providers,
@@ -206,17 +206,19 @@ function buildRouter(state: GatewayState): Router {
     .add({ method: "GET", pattern: "/metrics", api: "anthropic", auth: true, handler: bind(handleMetrics) });
 }
 
-async function openConfiguredStore(config: GatewayConfig): Promise<ConversationStore> {
+async function openConfiguredStore(config: GatewayConfig, secrets: readonly string[]): Promise<ConversationStore> {
   const { openStore } = await import("../store/open-store.js");
-  // The configured retention, not the store's default, from the first pruning on.
-  return openStore(config.store, { traceRetention: tracePolicy(config) });
+  // The configured retention, not the store's default, from the first pruning on; the trace writer keeps it
+  // after every batch and takes the keys out of every trace.
+  return openStore(config.store, { traceRetention: tracePolicy(config), traceSecrets: secrets });
 }
 
-function tracePolicy(config: GatewayConfig): { maxAgeMs?: number; maxCount?: number } {
+function tracePolicy(config: GatewayConfig): TraceRetentionPolicy {
   const { traces } = config;
-  const policy: { maxAgeMs?: number; maxCount?: number } = {};
+  const policy: TraceRetentionPolicy = {};
   if (traces.maxAgeDays !== undefined) policy.maxAgeMs = traces.maxAgeDays * 24 * HOUR;
   if (traces.maxCount !== undefined) policy.maxCount = traces.maxCount;
+  if (traces.maxBytes !== undefined) policy.maxBytes = traces.maxBytes;
   return policy;
 }
 

@@ -6,7 +6,7 @@ import {
   parseOpenAIRequest,
 } from "../exchange/codecs.js";
 import { runExchange } from "../exchange/run.js";
-import { expectObject, readJsonBody, readJsonBodyText } from "../http/body.js";
+import { expectObject, readJsonBodyText } from "../http/body.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 
@@ -41,7 +41,7 @@ export async function handleMessages(ctx: Context, state: GatewayState): Promise
       lossy: converted.lossy,
     },
     {
-      clientBody: raw,
+      clientBodyText: text,
       ...(conversationId === undefined ? {} : { conversationId, newMessages: converted.value.messages }),
     },
   );
@@ -49,7 +49,8 @@ export async function handleMessages(ctx: Context, state: GatewayState): Promise
 
 /** `POST /v1/chat/completions`: OpenAI Chat Completions, to whichever provider the model routes to. */
 export async function handleChatCompletions(ctx: Context, state: GatewayState): Promise<void> {
-  const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
+  const { value, text } = await readJsonBodyText(ctx, state.config.limits.maxBodyBytes);
+  const raw = expectObject(value);
   const body = parseOpenAIRequest(raw);
   const converted = openaiRequestToCore(body);
   const streamOptions = raw.stream_options as { include_usage?: unknown } | undefined;
@@ -65,7 +66,7 @@ export async function handleChatCompletions(ctx: Context, state: GatewayState): 
       lossy: converted.lossy,
       includeUsage: streamOptions?.include_usage === true,
     },
-    { clientBody: raw },
+    { clientBodyText: text },
   );
 }
 

@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /**
  * The PostgreSQL schema, one numbered step at a time (never edit a released step). Parts and envelopes are
@@ -45,4 +46,5 @@ export const postgresMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  traceSchemaStep(2),
 ];

@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /** The SQLite schema, one numbered step at a time. */
 export const sqliteMigrations: readonly Migration[] = [
@@ -42,4 +43,5 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
+  traceSchemaStep(2),
 ];

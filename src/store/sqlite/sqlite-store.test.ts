@@ -6,6 +6,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { expectBatchesIntact, runStoreContract } from "../contract.suite.js";
 import { appendBatch, appendBatches } from "../test-support/batches.js";
 import { startHelper } from "../test-support/run-child.js";
+import { sqliteMigrations } from "./migrations.js";
 import { SqliteStore } from "./sqlite-store.js";
 
 const folder = mkdtempSync(join(tmpdir(), "parley-sqlite-"));
@@ -13,7 +14,7 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 let files = 0;
 const freshPath = () => join(folder, `store-${files++}.db`);
 
-runStoreContract("sqlite", async () => new SqliteStore(new Database(freshPath())));
+runStoreContract("sqlite", async (options) => new SqliteStore(new Database(freshPath()), options));
 
 describe("sqlite store files", () => {
   test("migrations are versioned and applied once; data survives reopening", async () => {
@@ -30,7 +31,9 @@ describe("sqlite store files", () => {
     await reopened.close();
 
     const database = new Database(path, { readonly: true });
-    expect(database.prepare("SELECT version FROM schema_migrations").all()).toEqual([{ version: 1 }]);
+    expect(database.prepare("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(
+      sqliteMigrations.map(({ version }) => ({ version })),
+    );
     expect(database.pragma("journal_mode", { simple: true })).toBe("wal");
     database.close();
   });
