@@ -41,7 +41,14 @@ export function traceFilterSql(query: TraceQuery, placeholder: (value: unknown, 
     );
   }
   const status = statusRange(query.status);
-  if (status !== undefined) conditions.push(`status BETWEEN ${placeholder(status.from)} AND ${placeholder(status.to)}`);
+  if (status !== undefined) {
+    // One status reads its index in order; a range has to sort what it finds.
+    conditions.push(
+      status.from === status.to
+        ? `status = ${placeholder(status.from)}`
+        : `status BETWEEN ${placeholder(status.from)} AND ${placeholder(status.to)}`,
+    );
+  }
   if (query.model !== undefined) {
     conditions.push(`(client_model = ${placeholder(query.model)} OR upstream_model = ${placeholder(query.model)})`);
   }

@@ -145,12 +145,7 @@ export class SqliteTraces {
 
   list(query: TraceQuery): TracePage {
     const limit = clampLimit(query.limit);
-    const values: unknown[] = [];
-    const where = traceFilterSql(query, (value) => {
-      values.push(value);
-      return "?";
-    });
-    const sql = `SELECT ${ROW_COLUMNS} FROM traces ${where} ORDER BY created_at DESC, seq DESC LIMIT ?`;
+    const { sql, values } = listSql(query);
     let statement = this.listStatements.get(sql);
     if (statement === undefined) {
       statement = this.database.prepare(sql);
@@ -346,6 +341,16 @@ export class SqliteTraces {
       throw error;
     }
   }
+}
+
+/** The statement that lists a page (its last parameter the page size plus one). */
+export function listSql(query: TraceQuery): { sql: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const where = traceFilterSql(query, (value) => {
+    values.push(value);
+    return "?";
+  });
+  return { sql: `SELECT ${ROW_COLUMNS} FROM traces ${where} ORDER BY created_at DESC, seq DESC LIMIT ?`, values };
 }
 
 function traceRow(row: SqlRow): TraceRow {
