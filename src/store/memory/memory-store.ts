@@ -47,7 +47,7 @@ export class MemoryStore implements ConversationStore {
     this.traces = new MemoryTraces(retention, options.traceSecrets ?? []);
     // Deferred to a timer, so that chunking runs after the response rather than on the request path.
     const traces = this.traces;
-    this.traceQueue = new TraceQueue({ write: async (batch) => traces.write(batch) }, options.traceQueue);
+    this.traceQueue = new TraceQueue({ write: (batch) => traces.write(batch) }, options.traceQueue);
   }
 
   async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {

@@ -45,16 +45,19 @@ export class MemoryTraces {
     private readonly secrets: readonly string[],
   ) {}
 
-  write(traces: readonly TraceRecord[]): Array<string | undefined> {
-    const outcomes = traces.map((trace) => {
+  /** One trace at a time, yielding between them: a batch of large bodies never holds the event loop long. */
+  async write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
+    const outcomes: Array<string | undefined> = [];
+    for (const trace of traces) {
       try {
         this.insert(prepareTrace(trace, this.secrets));
-        return undefined;
+        outcomes.push(undefined);
       } catch (error) {
-        return (error as Error).message;
+        outcomes.push((error as Error).message);
       }
-    });
-    this.prune(this.retention, BYTES_LOW_WATER);
+      this.prune(this.retention, BYTES_LOW_WATER);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     return outcomes;
   }
 

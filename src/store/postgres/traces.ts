@@ -63,14 +63,16 @@ export class PostgresTraces {
     const lastOfId = new Map<string, number>();
     for (const [index, trace] of traces.entries()) lastOfId.set(trace.id, index);
     const prepared: PreparedTrace[] = [];
-    traces.forEach((trace, index) => {
-      if (lastOfId.get(trace.id) !== index) return;
+    for (const [index, trace] of traces.entries()) {
+      if (lastOfId.get(trace.id) !== index) continue;
       try {
         prepared.push(prepareTrace(trace, this.secrets));
       } catch (error) {
         outcomes[index] = (error as Error).message;
       }
-    });
+      // Chunking runs in this thread: yield between traces, so that a batch of large bodies never holds it long.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     if (prepared.length === 0) return outcomes;
     const counts = new Map<string, { hash: Buffer; bytes: Buffer; count: number }>();
     for (const trace of prepared) {
