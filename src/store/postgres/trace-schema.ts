@@ -34,16 +34,20 @@ export function traceSchemaStep(version: number): Migration {
         lossy_count = CASE WHEN json_typeof(${member("lossy")}) = 'array' THEN json_array_length(${member("lossy")}) ELSE 0 END,
         repair_count = CASE WHEN json_typeof(${member("repair")}) = 'array' THEN json_array_length(${member("repair")}) ELSE 0 END,
         bytes = ${ROW_OVERHEAD} + octet_length(record);
+      -- The counts apart from the data: an update writes a new row version, and counts change on every trace.
       CREATE TABLE trace_chunks (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         hash bytea NOT NULL UNIQUE,
         refs integer NOT NULL,
-        encoding smallint NOT NULL,
-        data bytea NOT NULL,
         bytes integer NOT NULL
       );
+      CREATE TABLE trace_chunk_data (
+        id bigint PRIMARY KEY,
+        encoding smallint NOT NULL,
+        data bytea NOT NULL
+      );
       -- Chunks come compressed already: no second compression attempt when they are stored.
-      ALTER TABLE trace_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+      ALTER TABLE trace_chunk_data ALTER COLUMN data SET STORAGE EXTERNAL;
       CREATE TABLE trace_totals (
         singleton integer PRIMARY KEY CHECK (singleton = 1),
         traces bigint NOT NULL,
@@ -54,8 +58,8 @@ export function traceSchemaStep(version: number): Migration {
       CREATE INDEX traces_status ON traces (status, created_at, seq);
       CREATE INDEX traces_client_model ON traces (client_model, created_at, seq);
       CREATE INDEX traces_upstream_model ON traces (upstream_model, created_at, seq);
-      CREATE INDEX traces_conversation ON traces (conversation_id, created_at, seq);
-      CREATE INDEX traces_tenant ON traces (tenant, created_at, seq);
+      CREATE INDEX traces_conversation ON traces (conversation_id, created_at, seq) WHERE conversation_id IS NOT NULL;
+      CREATE INDEX traces_tenant ON traces (tenant, created_at, seq) WHERE tenant IS NOT NULL;
       CREATE INDEX traces_with_losses ON traces (created_at, seq) WHERE lossy_count > 0;
     `,
   };

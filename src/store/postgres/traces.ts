@@ -5,9 +5,9 @@ import {
   CHUNK_OVERHEAD,
   legacyTrace,
   type PreparedTrace,
-  prepareTrace,
   rowBytes,
   summaryOf,
+  TracePreparer,
   type TraceRow,
 } from "../trace-prepare.js";
 import { encodeCursor, traceFilterSql } from "../trace-query.js";
@@ -51,11 +51,14 @@ interface Doomed {
  * its size) under an advisory lock, written from a timer after the responses went out.
  */
 export class PostgresTraces {
+  private readonly preparer: TracePreparer;
   constructor(
     private readonly pool: PostgresPool,
     private readonly retention: TraceRetentionPolicy = {},
-    private readonly secrets: readonly string[] = [],
-  ) {}
+    secrets: readonly string[] = [],
+  ) {
+    this.preparer = new TracePreparer(secrets);
+  }
 
   async write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
     const outcomes: Array<string | undefined> = traces.map(() => undefined);
@@ -66,7 +69,7 @@ export class PostgresTraces {
     for (const [index, trace] of traces.entries()) {
       if (lastOfId.get(trace.id) !== index) continue;
       try {
-        prepared.push(prepareTrace(trace, this.secrets));
+        prepared.push(this.preparer.prepare(trace));
       } catch (error) {
         outcomes[index] = (error as Error).message;
       }
@@ -143,9 +146,10 @@ export class PostgresTraces {
     if (found.bodies === null) return legacyTrace(row, found.record);
     const refs = decodeRefs(found.bodies);
     const ids = [...new Set(refs.flatMap((body) => body.ids))];
-    const result = await this.pool.query("SELECT id, encoding, data FROM trace_chunks WHERE id = ANY($1::bigint[])", [
-      ids,
-    ]);
+    const result = await this.pool.query(
+      "SELECT id, encoding, data FROM trace_chunk_data WHERE id = ANY($1::bigint[])",
+      [ids],
+    );
     const chunks = new Map<number, Buffer>();
     for (const chunk of result.rows as Array<{ id: string; encoding: number; data: Buffer }>) {
       chunks.set(Number(chunk.id), decodeChunk(chunk.encoding, chunk.data));
@@ -195,15 +199,23 @@ export class PostgresTraces {
       return { ...chunk, hash: entry.hash, count: entry.count };
     });
     const inserted = await client.query(
-      `INSERT INTO trace_chunks (hash, refs, encoding, data, bytes)
-       SELECT * FROM unnest($1::bytea[], $2::integer[], $3::smallint[], $4::bytea[], $5::integer[])
-       RETURNING hash, id, bytes`,
+      `INSERT INTO trace_chunks (hash, refs, bytes)
+       SELECT * FROM unnest($1::bytea[], $2::integer[], $3::integer[]) RETURNING hash, id, bytes`,
       [
         stored.map((chunk) => chunk.hash),
         stored.map((chunk) => chunk.count),
+        stored.map((chunk) => chunk.data.length + CHUNK_OVERHEAD),
+      ],
+    );
+    const idOf = new Map(
+      (inserted.rows as Array<{ hash: Buffer; id: string }>).map((row) => [row.hash.toString("latin1"), row.id]),
+    );
+    await client.query(
+      "INSERT INTO trace_chunk_data (id, encoding, data) SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::bytea[])",
+      [
+        stored.map((chunk) => idOf.get(chunk.hash.toString("latin1"))),
         stored.map((chunk) => chunk.encoding),
         stored.map((chunk) => chunk.data),
-        stored.map((chunk) => chunk.data.length + CHUNK_OVERHEAD),
       ],
     );
     let bytes = 0;
@@ -289,7 +301,9 @@ export class PostgresTraces {
       );
       const gone = (released.rows as Array<{ id: string; refs: number; bytes: number }>).filter((row) => row.refs <= 0);
       if (gone.length > 0) {
-        await client.query("DELETE FROM trace_chunks WHERE id = ANY($1::bigint[])", [gone.map((row) => row.id)]);
+        const ids = gone.map((row) => row.id);
+        await client.query("DELETE FROM trace_chunks WHERE id = ANY($1::bigint[])", [ids]);
+        await client.query("DELETE FROM trace_chunk_data WHERE id = ANY($1::bigint[])", [ids]);
         for (const row of gone) bytes += row.bytes;
       }
     }

@@ -32,13 +32,17 @@ export function traceSchemaStep(version: number): Migration {
         repair_count = coalesce(json_array_length(record, '$.repair'), 0),
         bytes = ${ROW_OVERHEAD} + length(CAST(record AS BLOB))
       WHERE json_valid(record);
+      -- The counts apart from the data: SQLite rewrites a whole row on update, and counts change on every trace.
       CREATE TABLE trace_chunks (
         id INTEGER PRIMARY KEY,
         hash BLOB NOT NULL UNIQUE,
         refs INTEGER NOT NULL,
-        encoding INTEGER NOT NULL,
-        data BLOB NOT NULL,
         bytes INTEGER NOT NULL
+      );
+      CREATE TABLE trace_chunk_data (
+        id INTEGER PRIMARY KEY,
+        encoding INTEGER NOT NULL,
+        data BLOB NOT NULL
       );
       CREATE TABLE trace_totals (
         singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
@@ -50,8 +54,8 @@ export function traceSchemaStep(version: number): Migration {
       CREATE INDEX traces_status ON traces (status, created_at, seq);
       CREATE INDEX traces_client_model ON traces (client_model, created_at, seq);
       CREATE INDEX traces_upstream_model ON traces (upstream_model, created_at, seq);
-      CREATE INDEX traces_conversation ON traces (conversation_id, created_at, seq);
-      CREATE INDEX traces_tenant ON traces (tenant, created_at, seq);
+      CREATE INDEX traces_conversation ON traces (conversation_id, created_at, seq) WHERE conversation_id IS NOT NULL;
+      CREATE INDEX traces_tenant ON traces (tenant, created_at, seq) WHERE tenant IS NOT NULL;
       CREATE INDEX traces_with_losses ON traces (created_at, seq) WHERE lossy_count > 0;
     `,
   };

@@ -1,7 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import type { TraceRecord, TraceRetentionPolicy } from "../types.js";
+import type { TraceRetentionPolicy } from "../types.js";
 import { configureConnection } from "./connection.js";
+import { type PackedTraces, unpackTraces } from "./trace-transfer.js";
 import { SqliteTraces } from "./traces.js";
 
 /**
@@ -15,7 +16,7 @@ export interface TraceWorkerData {
 }
 
 export type TraceWorkerRequest =
-  | { id: number; kind: "write"; traces: TraceRecord[] }
+  | { id: number; kind: "write"; packed: PackedTraces }
   | { id: number; kind: "prune"; policy: TraceRetentionPolicy }
   | { id: number; kind: "close" };
 
@@ -41,7 +42,7 @@ port.on("message", (request: TraceWorkerRequest) => {
 function handle(request: TraceWorkerRequest): unknown {
   switch (request.kind) {
     case "write":
-      return traces.write(request.traces);
+      return traces.write(unpackTraces(request.packed));
     case "prune":
       return traces.prune(request.policy);
     case "close":

@@ -3,10 +3,11 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { TraceSink } from "../trace-queue.js";
 import type { TraceRecord, TraceRetentionPolicy } from "../types.js";
+import { type PackedTraces, packTraces } from "./trace-transfer.js";
 import type { TraceWorkerData, TraceWorkerReply, TraceWorkerRequest } from "./trace-worker.js";
 
 type Call =
-  | { kind: "write"; traces: TraceRecord[] }
+  | { kind: "write"; packed: PackedTraces }
   | { kind: "prune"; policy: TraceRetentionPolicy }
   | { kind: "close" };
 
@@ -26,7 +27,8 @@ export class SqliteTraceWorker implements TraceSink {
   }
 
   write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
-    return this.call({ kind: "write", traces: traces as TraceRecord[] }) as Promise<Array<string | undefined>>;
+    const { packed, transfer } = packTraces(traces);
+    return this.call({ kind: "write", packed }, transfer) as Promise<Array<string | undefined>>;
   }
 
   prune(policy: TraceRetentionPolicy): Promise<number> {
@@ -41,14 +43,14 @@ export class SqliteTraceWorker implements TraceSink {
     await exited;
   }
 
-  private call(call: Call): Promise<unknown> {
+  private call(call: Call, transfer: ArrayBuffer[] = []): Promise<unknown> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
     // Held open only while it owes an answer: an idle writer does not keep the process alive.
     if (this.calls.size === 0) worker.ref();
     return new Promise((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
-      worker.postMessage({ ...call, id } satisfies TraceWorkerRequest);
+      worker.postMessage({ ...call, id } satisfies TraceWorkerRequest, transfer);
     });
   }
 

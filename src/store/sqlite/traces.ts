@@ -5,9 +5,9 @@ import {
   CHUNK_OVERHEAD,
   legacyTrace,
   type PreparedTrace,
-  prepareTrace,
   rowBytes,
   summaryOf,
+  TracePreparer,
   type TraceRow,
 } from "../trace-prepare.js";
 import { encodeCursor, traceFilterSql } from "../trace-query.js";
@@ -57,14 +57,16 @@ interface PendingChunk {
  * last trace that held it.
  */
 export class SqliteTraces {
+  private readonly preparer: TracePreparer;
   private readonly statements;
   private readonly listStatements = new Map<string, SqliteStatement>();
 
   constructor(
     private readonly database: SqliteDatabase,
     private readonly retention: TraceRetentionPolicy = {},
-    private readonly secrets: readonly string[] = [],
+    secrets: readonly string[] = [],
   ) {
+    this.preparer = new TracePreparer(secrets);
     const prepare = (sql: string) => database.prepare(sql);
     this.statements = {
       begin: prepare("BEGIN IMMEDIATE"),
@@ -75,12 +77,12 @@ export class SqliteTraces {
       rollbackTo: prepare("ROLLBACK TO one_trace"),
       chunkExists: prepare("SELECT 1 FROM trace_chunks WHERE hash = ?"),
       addRefs: prepare("UPDATE trace_chunks SET refs = refs + ? WHERE hash = ? RETURNING id"),
-      insertChunk: prepare(
-        "INSERT INTO trace_chunks (hash, refs, encoding, data, bytes) VALUES (?, ?, ?, ?, ?) RETURNING id",
-      ),
+      insertChunk: prepare("INSERT INTO trace_chunks (hash, refs, bytes) VALUES (?, ?, ?) RETURNING id"),
+      insertChunkData: prepare("INSERT INTO trace_chunk_data (id, encoding, data) VALUES (?, ?, ?)"),
       releaseRefs: prepare("UPDATE trace_chunks SET refs = refs - ? WHERE id = ? RETURNING refs, bytes"),
       deleteChunk: prepare("DELETE FROM trace_chunks WHERE id = ?"),
-      chunks: prepare("SELECT id, encoding, data FROM trace_chunks WHERE id IN (SELECT value FROM json_each(?))"),
+      deleteChunkData: prepare("DELETE FROM trace_chunk_data WHERE id = ?"),
+      chunks: prepare("SELECT id, encoding, data FROM trace_chunk_data WHERE id IN (SELECT value FROM json_each(?))"),
       sameId: prepare("SELECT seq, bodies, bytes FROM traces WHERE id = ?"),
       insertTrace: prepare(
         `INSERT INTO traces (id, request_id, created_at, route, provider, client_model, upstream_model, status,
@@ -105,7 +107,7 @@ export class SqliteTraces {
     const outcomes: Array<string | undefined> = [];
     const prepared: Array<PreparedTrace | undefined> = traces.map((trace, index) => {
       try {
-        return prepareTrace(trace, this.secrets);
+        return this.preparer.prepare(trace);
       } catch (error) {
         outcomes[index] = (error as Error).message;
         return undefined;
@@ -125,11 +127,14 @@ export class SqliteTraces {
       }
     }
     this.transaction(() => {
+      let traces = 0;
+      let bytes = 0;
       prepared.forEach((trace, index) => {
         if (trace === undefined) return;
         this.statements.savepoint.run();
         try {
-          this.insert(trace, pending);
+          bytes += this.insert(trace, pending);
+          traces++;
           this.statements.release.run();
         } catch (error) {
           this.statements.rollbackTo.run();
@@ -137,6 +142,7 @@ export class SqliteTraces {
           outcomes[index] = (error as Error).message;
         }
       });
+      this.statements.addTotals.run(traces, bytes);
       this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
     });
     this.vacuumIfWorthIt(false);
@@ -201,7 +207,8 @@ export class SqliteTraces {
     return removed;
   }
 
-  private insert(trace: PreparedTrace, pending: Map<string, PendingChunk>): void {
+  /** Inserts one trace and the chunks it brings; returns the bytes they add (for the batch's totals). */
+  private insert(trace: PreparedTrace, pending: Map<string, PendingChunk>): number {
     const existing = this.statements.sameId.get(trace.row.id) as Doomed | undefined;
     if (existing !== undefined) this.remove([existing]);
     const counts = new Map<string, number>();
@@ -223,14 +230,9 @@ export class SqliteTraces {
       // New, or pruned since the batch began.
       chunk.stored ??= encodeChunk(chunk.bytes);
       const bytes = chunk.stored.data.length + CHUNK_OVERHEAD;
-      const inserted = this.statements.insertChunk.get(
-        chunk.hash,
-        count,
-        chunk.stored.encoding,
-        chunk.stored.data,
-        bytes,
-      );
-      ids.set(key, (inserted as { id: number }).id);
+      const { id } = this.statements.insertChunk.get(chunk.hash, count, bytes) as { id: number };
+      this.statements.insertChunkData.run(id, chunk.stored.encoding, chunk.stored.data);
+      ids.set(key, id);
       chunkBytes += bytes;
     }
     const refs = encodeRefs(
@@ -264,7 +266,7 @@ export class SqliteTraces {
       refs,
       bytes,
     );
-    this.statements.addTotals.run(1, bytes + chunkBytes);
+    return bytes + chunkBytes;
   }
 
   /** Deletes traces, releasing their chunks; a chunk no trace holds any more goes too. */
@@ -284,6 +286,7 @@ export class SqliteTraces {
       const left = this.statements.releaseRefs.get(count, id) as { refs: number; bytes: number } | undefined;
       if (left === undefined || left.refs > 0) continue;
       this.statements.deleteChunk.run(id);
+      this.statements.deleteChunkData.run(id);
       bytes += left.bytes;
     }
     this.statements.addTotals.run(-rows.length, -bytes);
