@@ -79,9 +79,12 @@ export const DEFLATED = 1;
  */
 const DEFLATE = { level: 4, windowBits: 14, memLevel: 7 } as const;
 
+/** Below this a zlib stream costs more time than its few saved bytes are worth. */
+const MIN_DEFLATE = 1024;
+
 /** A chunk as stored: deflated when that saves a tenth or more. */
 export function encodeChunk(bytes: Buffer): { encoding: number; data: Buffer } {
-  if (bytes.length >= 64) {
+  if (bytes.length >= MIN_DEFLATE) {
     const deflated = deflateRawSync(bytes, DEFLATE);
     if (deflated.length < bytes.length * 0.9) return { encoding: DEFLATED, data: deflated };
   }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { redactBodyText, redactSecrets, redactValue } from "./redact.js";
 import { type Chunk, chunkBytes, wholeChunk } from "./trace-chunks.js";
 import type { TraceRecord, TraceSummary } from "./types.js";
@@ -57,18 +56,19 @@ export const CHUNK_OVERHEAD = 96;
 /** Bytes accounted for a trace row beyond its text: its numbers and its index entries. */
 export const ROW_OVERHEAD = 256;
 
-/** Request bodies seen lately, by the hash of their text as given: a body sent again is not redacted and cut again. */
+/** Request bodies seen lately, by their text as given: a body sent again is not redacted and cut again. */
 const CACHED_BODIES = 64;
-const CACHED_BYTES = 16 * 1024 * 1024;
+const CACHED_CHARS = 16 * 1024 * 1024;
 
 /**
  * Prepares traces for one writer. The requests (client and upstream) are cut into content-defined chunks, so
  * that a history sent again shares them; the responses are never sent again and go as one chunk each. A
- * request body identical to one prepared lately (a retry, the same prompt) costs one hash.
+ * request body identical to one prepared lately (a retry, the same prompt) costs a map lookup: the text is its
+ * own key (a string's hash and one comparison, cheaper than a digest).
  */
 export class TracePreparer {
   private readonly recent = new Map<string, PreparedBody>();
-  private recentBytes = 0;
+  private recentChars = 0;
 
   constructor(private readonly secrets: readonly string[] = []) {}
 
@@ -88,22 +88,21 @@ export class TracePreparer {
   }
 
   private request(slot: number, text: string): PreparedBody {
-    const key = createHash("sha256").update(text).digest("base64");
-    const known = this.recent.get(key);
+    const known = this.recent.get(text);
     if (known !== undefined) {
       // Most recently used last.
-      this.recent.delete(key);
-      this.recent.set(key, known);
+      this.recent.delete(text);
+      this.recent.set(text, known);
       return { ...known, slot };
     }
     const body = this.body(slot, text, true);
-    if (body.byteLength <= CACHED_BYTES / 4) {
-      this.recent.set(key, body);
-      this.recentBytes += body.byteLength;
-      for (const [oldest, entry] of this.recent) {
-        if (this.recent.size <= CACHED_BODIES && this.recentBytes <= CACHED_BYTES) break;
+    if (text.length <= CACHED_CHARS / 4) {
+      this.recent.set(text, body);
+      this.recentChars += text.length;
+      for (const oldest of this.recent.keys()) {
+        if (this.recent.size <= CACHED_BODIES && this.recentChars <= CACHED_CHARS) break;
         this.recent.delete(oldest);
-        this.recentBytes -= entry.byteLength;
+        this.recentChars -= oldest.length;
       }
     }
     return body;

@@ -39,8 +39,8 @@ export interface TraceQueueLimits {
 export const DEFAULT_QUEUE_LIMITS: TraceQueueLimits = {
   maxTraces: 4_096,
   maxChars: 128 * 1024 * 1024,
-  batchTraces: 64,
-  delayMs: 20,
+  batchTraces: 256,
+  delayMs: 100,
 };
 
 /** What a store's trace writer is given when it opens. */

@@ -43,7 +43,7 @@ interface Doomed {
   bytes: number;
 }
 
-/** A chunk of the batch being written: its bytes, encoded before the write lock is taken when it is new. */
+/** A chunk of the batch being written: its bytes, and once encoded (it was new), what is stored. */
 interface PendingChunk {
   hash: Buffer;
   bytes: Buffer;
@@ -75,7 +75,6 @@ export class SqliteTraces {
       savepoint: prepare("SAVEPOINT one_trace"),
       release: prepare("RELEASE one_trace"),
       rollbackTo: prepare("ROLLBACK TO one_trace"),
-      chunkExists: prepare("SELECT 1 FROM trace_chunks WHERE hash = ?"),
       addRefs: prepare("UPDATE trace_chunks SET refs = refs + ? WHERE hash = ? RETURNING id"),
       insertChunk: prepare("INSERT INTO trace_chunks (hash, refs, bytes) VALUES (?, ?, ?) RETURNING id"),
       insertChunkData: prepare("INSERT INTO trace_chunk_data (id, encoding, data) VALUES (?, ?, ?)"),
@@ -113,16 +112,14 @@ export class SqliteTraces {
         return undefined;
       }
     });
-    // Compressing new chunks is the slow part: done before the write lock, so other writers wait less.
+    // A chunk is compressed when the batch first finds it missing (a lookup before the lock cost every known
+    // chunk a statement more than the compression of the few new ones it would have moved out of the lock).
     const pending = new Map<string, PendingChunk>();
     for (const trace of prepared) {
       for (const body of trace?.bodies ?? []) {
         for (const chunk of body.chunks) {
           const key = chunk.hash.toString("latin1");
-          if (pending.has(key)) continue;
-          const entry: PendingChunk = { hash: chunk.hash, bytes: chunk.bytes };
-          if (this.statements.chunkExists.get(chunk.hash) === undefined) entry.stored = encodeChunk(chunk.bytes);
-          pending.set(key, entry);
+          if (!pending.has(key)) pending.set(key, { hash: chunk.hash, bytes: chunk.bytes });
         }
       }
     }
