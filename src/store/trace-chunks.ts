@@ -79,17 +79,28 @@ export const DEFLATED = 1;
  */
 const DEFLATE = { level: 4, windowBits: 14, memLevel: 7 } as const;
 
-/** Below this a zlib stream costs more time than its few saved bytes are worth. */
-const MIN_DEFLATE = 1024;
+/** Below this a zlib stream saves nothing. */
+const MIN_DEFLATE = 64;
 
 /** A chunk as stored: deflated when that saves a tenth or more. */
 export function encodeChunk(bytes: Buffer): { encoding: number; data: Buffer } {
   if (bytes.length >= MIN_DEFLATE) {
     const deflated = deflateRawSync(bytes, DEFLATE);
-    if (deflated.length < bytes.length * 0.9) return { encoding: DEFLATED, data: deflated };
+    if (deflated.length < bytes.length * 0.9) return { encoding: DEFLATED, data: ownMemory(deflated) };
   }
-  // A copy, so that the stored chunk does not keep the whole body's buffer alive.
-  return { encoding: RAW, data: Buffer.from(bytes) };
+  return { encoding: RAW, data: ownMemory(bytes) };
+}
+
+/**
+ * The bytes in memory of their own. A slice (of the body, of zlib's 16 KB output buffer) or a small Buffer cut
+ * from Node's shared 8 KB pool keeps the whole of that alive as long as the chunk is stored: the memory store's
+ * heap grew past what it accounted.
+ */
+function ownMemory(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
 }
 
 export function decodeChunk(encoding: number, data: Uint8Array): Buffer {

@@ -47,7 +47,11 @@ export class MemoryStore implements ConversationStore {
     this.traces = new MemoryTraces(retention, options.traceSecrets ?? []);
     // Deferred to a timer, so that chunking runs after the response rather than on the request path.
     const traces = this.traces;
-    this.traceQueue = new TraceQueue({ write: (batch) => traces.write(batch) }, options.traceQueue);
+    // Small batches: here a batch is held in the heap until it is written, and there is no commit to share.
+    this.traceQueue = new TraceQueue(
+      { write: (batch) => traces.write(batch) },
+      { batchTraces: 64, delayMs: 20, ...options.traceQueue },
+    );
   }
 
   async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
