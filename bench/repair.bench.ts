@@ -1,4 +1,5 @@
 import type { Message } from "../src/core/index.js";
+import { formatAdapter } from "../src/formats/registry.js";
 import { repair, validateFor } from "../src/repair/pipeline.js";
 import { type BenchSection, fixed, sideBySide, table } from "./harness.js";
 
@@ -51,7 +52,7 @@ export default async (): Promise<BenchSection> => {
     ["one turn in 50 broken", true],
   ] as const) {
     const history = agentHistory(defects);
-    const target = { api: "anthropic" } as const;
+    const target = formatAdapter("anthropic").upstream.repairTarget;
     const work = () => {
       const { messages } = repair(history, target);
       validateFor(messages, target);
@@ -69,7 +70,7 @@ export default async (): Promise<BenchSection> => {
         rows,
       ),
       "",
-      '`repair(history, {api: "anthropic"})` then `validateFor` on the result, against `structuredClone` of the same',
+      "`repair` for Anthropic then `validateFor` on the result, against `structuredClone` of the same",
       "history, measured in alternating rounds. Unchanged messages are returned as they are, never copied, so a",
       "valid history costs a few scans; a broken one pays only for the messages it changes.",
     ].join("\n"),

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { createAnthropicStreamEncoder } from "../src/stream/anthropic-encoder.js";
-import { createOpenAIStreamDecoder } from "../src/stream/openai-decoder.js";
+import { createAnthropicStreamEncoder } from "../src/formats/anthropic/stream-encoder.js";
+import { createOpenAIStreamDecoder } from "../src/formats/openai-chat/stream-decoder.js";
 import { SseDecoder } from "../src/stream/sse.js";
-import { createThinkTagParser, type ThinkSegmentSink } from "../src/stream/think-tags.js";
+import { createThinkTagParser, type ThinkSegmentSink } from "../src/text/think-tags.js";
 import { type BenchSection, fixed, rate, sideBySide, table } from "./harness.js";
 
 /** A realistic mix: reasoning fields, inline think tags, parallel tool calls, usage chunks. */

@@ -1,11 +1,11 @@
-import { createTextToolCallParser } from "../src/stream/text-tool-calls/index.js";
+import { createTextToolCallParser } from "../src/text/text-tool-calls/index.js";
 import {
   createThinkTagParser,
   mergeThinkSegments,
   splitThinkTags,
   type ThinkSegment,
   type ThinkSegmentSink,
-} from "../src/stream/think-tags.js";
+} from "../src/text/think-tags.js";
 import { type BenchSection, fixed, median, rate, sideBySide, table } from "./harness.js";
 
 /**

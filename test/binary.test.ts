@@ -67,7 +67,11 @@ describe("the built parley binary", () => {
       const counted = (await count.body.json()) as { input_tokens: number };
       expect(counted.input_tokens).toBeGreaterThan(5);
       expect(counted.input_tokens).toBeLessThan(20);
-      const created = await request(`${url}/v1/conversations`, { method: "POST", body: "{}" });
+      const created = await request(`${url}/v1/conversations`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       expect(created.statusCode).toBe(201);
       await created.body.dump();
     } finally {
@@ -125,6 +129,8 @@ describe("the built parley binary", () => {
     expect(shown.status, shown.stderr).toBe(0);
     expect(shown.stdout).toContain(`request ${requestId}`);
     expect(shown.stdout).toContain("model claude-x -> default claude-x");
+    // Without keys the gateway has one user, whose tenant every trace records.
+    expect(shown.stdout).toMatch(/^tenant default\b/m);
     expect(shown.stdout).toMatch(/^client response\s+\d+ bytes, JSON\n {2}text: Hi\.$/m);
   });
 });

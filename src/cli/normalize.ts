@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { coreToAnthropicMessages } from "../formats/anthropic/from-core.js";
+import { formatAdapter } from "../formats/registry.js";
 import { normalize } from "../repair/normalize/normalize.js";
 import { describeError, readStdin } from "./io.js";
 import { type CommandInput, lossyAsReport } from "./repair.js";
@@ -41,7 +41,7 @@ export async function runNormalize(argv: string[], io: CommandInput): Promise<nu
   try {
     const entries = parseEntries(io.stdin ?? (await readStdin()));
     const { messages, report } = normalize(entries);
-    const out = coreToAnthropicMessages(messages);
+    const out = formatAdapter("anthropic").history.fromCore(messages);
     const lossy = out.lossy.map(lossyAsReport);
     io.stdout(`${JSON.stringify({ messages: out.value, report: [...report, ...lossy] }, null, 2)}\n`);
     return 0;

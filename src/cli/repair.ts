@@ -1,18 +1,19 @@
 import { parseArgs } from "node:util";
-import type { LossyEntry, Message } from "../core/index.js";
-import { coreToAnthropicMessages } from "../formats/anthropic/from-core.js";
-import { anthropicMessagesToCore } from "../formats/anthropic/to-core.js";
-import { parseAnthropicMessages } from "../formats/anthropic/validate-request.js";
-import type { ReasoningMode } from "../formats/openai-chat/compat.js";
-import { coreToOpenAIMessages } from "../formats/openai-chat/from-core.js";
-import { type MessageSource, openaiMessagesToCore } from "../formats/openai-chat/messages-to-core.js";
-import { parseOpenAIRequest } from "../formats/openai-chat/validate-request.js";
+import type { LossyEntry } from "../core/index.js";
+import {
+  type FormatAdapter,
+  type HistoryRead,
+  type MessageSource,
+  REASONING_MODES,
+  type ReasoningMode,
+} from "../formats/adapter.js";
+import { FORMAT_IDS, findFormat, formatAdapter, orList, PARLEY_FORMAT } from "../formats/registry.js";
 import type { RepairEntry } from "../repair/history.js";
 import { detectShape } from "../repair/normalize/detect-shape.js";
-import { type RepairTarget, repair } from "../repair/pipeline.js";
+import { repair } from "../repair/pipeline.js";
 import { type CommandIo, describeError, readStdin } from "./io.js";
 
-const help = `Usage: parley repair --for anthropic|openai [--reasoning MODE]
+const help = `Usage: parley repair --for ${FORMAT_IDS.join("|")} [--reasoning MODE]
 
 Reads {"messages":[...]} (a history in Anthropic or OpenAI chat format; the format is detected) from
 stdin and writes {"messages":[...],"report":[...]}: the history in the target's format, repaired so the
@@ -28,15 +29,13 @@ target API accepts it, and one report entry per change (what, why, the message i
                     reasoning, reasoning_details, drop
 `;
 
-const reasoningModes: ReasoningMode[] = ["think-tags", "reasoning_content", "reasoning", "reasoning_details", "drop"];
-
 export interface CommandInput extends CommandIo {
   /** The whole of stdin; read from the process when absent. */
   stdin?: string;
 }
 
 export async function runRepair(argv: string[], io: CommandInput): Promise<number> {
-  let options: { target: "anthropic" | "openai"; reasoning: ReasoningMode } | "help";
+  let options: { target: FormatAdapter; reasoning: ReasoningMode } | "help";
   try {
     options = parseRepairArgs(argv);
   } catch (error) {
@@ -51,19 +50,13 @@ export async function runRepair(argv: string[], io: CommandInput): Promise<numbe
     const document = parseJson(io.stdin ?? (await readStdin()));
     const wire = historyOf(document);
     const { messages, lossy, sources } = historyToCore(wire);
-    const target: RepairTarget =
-      options.target === "anthropic"
-        ? { api: "anthropic" }
-        : { api: "openai", compat: { strictToolMessageOrder: true } };
-    const repaired = repair(messages, target);
-    const out =
-      options.target === "anthropic"
-        ? coreToAnthropicMessages(repaired.messages)
-        : coreToOpenAIMessages(repaired.messages, { reasoning: options.reasoning });
+    const { target, reasoning } = options;
+    const repaired = repair(messages, target.upstream.repairTarget);
+    // Blocks carried unchanged go out as the very objects that came in (invariant 10: byte-identical thinking).
+    const out = target.history.fromCore(repaired.messages, { reasoning, original: wire });
     const repairs = sources === undefined ? repaired.report : repaired.report.map((entry) => inWire(entry, sources));
     const report = [...repairs, ...[...lossy, ...out.lossy].map(lossyAsReport)];
-    const written = options.target === "anthropic" ? withInputThinkingBlocks(out.value, wire) : out.value;
-    io.stdout(`${JSON.stringify({ messages: written, report }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ messages: out.value, report }, null, 2)}\n`);
     return 0;
   } catch (error) {
     io.stderr(`parley repair: ${describeError(error)}\n`);
@@ -71,7 +64,7 @@ export async function runRepair(argv: string[], io: CommandInput): Promise<numbe
   }
 }
 
-function parseRepairArgs(argv: string[]): { target: "anthropic" | "openai"; reasoning: ReasoningMode } | "help" {
+function parseRepairArgs(argv: string[]): { target: FormatAdapter; reasoning: ReasoningMode } | "help" {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -83,11 +76,10 @@ function parseRepairArgs(argv: string[]): { target: "anthropic" | "openai"; reas
   });
   if (values.help) return "help" as const;
   if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'`);
-  const target = values.for;
-  if (target !== "anthropic" && target !== "openai")
-    throw new Error(`--for must be anthropic or openai (got ${target ?? "nothing"})`);
-  if (!reasoningModes.includes(values.reasoning as ReasoningMode)) {
-    throw new Error(`--reasoning must be one of ${reasoningModes.join(", ")} (got ${values.reasoning})`);
+  const target = findFormat(values.for ?? "");
+  if (target === undefined) throw new Error(`--for must be ${orList(FORMAT_IDS)} (got ${values.for ?? "nothing"})`);
+  if (!(REASONING_MODES as readonly string[]).includes(values.reasoning)) {
+    throw new Error(`--reasoning must be one of ${REASONING_MODES.join(", ")} (got ${values.reasoning})`);
   }
   return { target, reasoning: values.reasoning as ReasoningMode };
 }
@@ -109,21 +101,21 @@ function historyOf(document: unknown): unknown[] {
 }
 
 /**
- * OpenAI format when any message says so (`tool_calls`, a `tool` message, OpenAI content parts, a reasoning
- * field); otherwise Anthropic, which plain `{role, content}` text messages are in both formats alike.
+ * The history in the format its messages show: a message only another format has (OpenAI's `tool_calls`, a
+ * `tool` message, OpenAI content parts, a reasoning field) makes it that format's; otherwise Parley's own,
+ * Anthropic, which plain `{role, content}` text messages are in every format alike.
  */
-export function historyToCore(wire: unknown[]): {
-  messages: Message[];
-  lossy: LossyEntry[];
-  sources?: MessageSource[];
-} {
-  const isOpenAI = wire.some((message) => {
+export function historyToCore(wire: unknown[]): HistoryRead {
+  let format = formatAdapter(PARLEY_FORMAT);
+  for (const message of wire) {
     const detected = detectShape(message);
-    return "shape" in detected && detected.shape === "openai";
-  });
-  if (!isOpenAI) return { messages: anthropicMessagesToCore(parseAnthropicMessages(wire, "messages")), lossy: [] };
-  // System messages stay in place, so the converted messages line up with `sources`.
-  return openaiMessagesToCore(parseOpenAIRequest({ model: "repair", messages: wire }).messages);
+    const shown = "shape" in detected ? findFormat(detected.shape) : undefined;
+    if (shown !== undefined && shown.id !== PARLEY_FORMAT) {
+      format = shown;
+      break;
+    }
+  }
+  return format.history.toCore(wire);
 }
 
 /**
@@ -144,42 +136,4 @@ export function lossyAsReport(entry: LossyEntry): { action: string; reason: stri
   return entry.path === undefined
     ? { action: entry.code, reason: entry.message }
     : { action: entry.code, reason: entry.message, path: entry.path };
-}
-
-/**
- * Thinking blocks carried unchanged go out as the very objects that came in, so that they are byte-identical
- * when serialised again, key order included (invariant 10), not only equal.
- */
-function withInputThinkingBlocks(messages: unknown[], wire: unknown[]): unknown[] {
-  const inputBlocks = new Map<string, unknown>();
-  for (const message of wire) {
-    const content = (message as { content?: unknown } | null)?.content;
-    if (!Array.isArray(content)) continue;
-    for (const block of content) if (isThinkingBlock(block)) inputBlocks.set(canonicalJson(block), block);
-  }
-  if (inputBlocks.size === 0) return messages;
-  return messages.map((message) => {
-    const content = (message as { content?: unknown }).content;
-    if (!Array.isArray(content) || !content.some(isThinkingBlock)) return message;
-    return {
-      ...(message as object),
-      content: content.map((block) =>
-        isThinkingBlock(block) ? (inputBlocks.get(canonicalJson(block)) ?? block) : block,
-      ),
-    };
-  });
-}
-
-function isThinkingBlock(block: unknown): boolean {
-  const type = (block as { type?: unknown } | null)?.type;
-  return type === "thinking" || type === "redacted_thinking";
-}
-
-/** JSON with every object's keys sorted: equal values give equal text whatever their key order. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner !== null && typeof inner === "object" && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
-  );
 }

@@ -5,8 +5,10 @@
  * a converter walks the parts in order and emits them in order, or reports what it could not carry.
  */
 
-/** The wire formats Parley speaks. */
-export type WireFormat = "anthropic" | "openai";
+/** The wire formats Parley speaks: the ids of the format registry (`src/formats/registry.ts`), which must match. */
+export const WIRE_FORMATS = ["anthropic", "openai"] as const;
+
+export type WireFormat = (typeof WIRE_FORMATS)[number];
 
 /** Fields a codec did not map, carried untouched so that a block round-trips deep-equal. */
 export type Extra = Record<string, unknown>;

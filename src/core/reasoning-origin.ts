@@ -1,4 +1,4 @@
-import type { ReasoningOrigin } from "./parts.js";
+import { type ReasoningOrigin, WIRE_FORMATS, type WireFormat } from "./parts.js";
 
 /**
  * Thinking produced by an OpenAI-compatible model has no Anthropic signature, yet Anthropic clients (Claude
@@ -24,7 +24,9 @@ export function decodeOriginSignature(signature: string | undefined): ReasoningO
   try {
     const payload = JSON.parse(Buffer.from(signature.slice(PREFIX.length), "base64url").toString("utf8"));
     if (payload === null || typeof payload !== "object") return undefined;
-    const origin: ReasoningOrigin = { format: payload.f === "anthropic" ? "anthropic" : "openai" };
+    // A format Parley does not know (a damaged or forged envelope) reads as OpenAI-compatible: never as signed.
+    const format = (WIRE_FORMATS as readonly unknown[]).includes(payload.f) ? (payload.f as WireFormat) : "openai";
+    const origin: ReasoningOrigin = { format };
     if (typeof payload.p === "string") origin.provider = payload.p;
     if (typeof payload.r === "string") origin.field = payload.r;
     if (typeof payload.m === "string") origin.model = payload.m;

@@ -1,17 +1,23 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Logger, pino } from "pino";
-import { isParleyError } from "../core/index.js";
+import { assertNever, isParleyError } from "../core/index.js";
+import type { ClientRoute, FormatAdapter } from "../formats/adapter.js";
+import { FORMATS, PARLEY_FORMAT } from "../formats/registry.js";
 import type { ConversationStore, TraceRetentionPolicy } from "../store/types.js";
 import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
 import { buildProviders } from "./exchange/providers.js";
+import { browserPolicy, guardBrowserRequest } from "./http/browser-guard.js";
+import { answerClientError } from "./http/client-error.js";
 import { compose, type Middleware } from "./http/compose.js";
-import { createContext } from "./http/context.js";
+import { type Context, createContext } from "./http/context.js";
 import { describeError, sendError } from "./http/error-response.js";
-import { Router } from "./http/router.js";
+import { apiForPath, Router } from "./http/router.js";
 import { GatewayMetrics } from "./metrics.js";
+import { type CatalogueOptions, ModelCatalogue } from "./models/catalogue.js";
+import { providerLines } from "./models/startup-report.js";
 import { handleAppendMessages, handleCreateConversation, handleGetConversation } from "./routes/conversations.js";
 import {
   handleCountTokens,
@@ -21,7 +27,7 @@ import {
   handleListModels,
   handleMetrics,
 } from "./routes/info.js";
-import { handleChatCompletions, handleMessages } from "./routes/messages.js";
+import { handleAnswer } from "./routes/messages.js";
 import type { GatewayState } from "./state.js";
 
 export interface GatewayOptions {
@@ -29,11 +35,17 @@ export interface GatewayOptions {
   logger?: Logger;
   /** An open store to use instead of opening `config.store` (it is closed with the gateway all the same). */
   store?: ConversationStore;
+  /** Replaces the providers' model discovery (tests). */
+  catalogue?: Partial<Pick<CatalogueOptions, "discover" | "refreshMs" | "retryMs" | "timeoutMs">>;
 }
 
 export interface RunningGateway {
   url: string;
   state: GatewayState;
+  /** Settles once every provider has answered `GET /models` (or failed to). */
+  discovery: Promise<void>;
+  /** One line per provider: URL, preset, the models it serves and their limits, or why it gave no list. */
+  describeProviders(): string[];
   /** Stops accepting, lets open streams finish within the grace period, ends the rest, closes the store. */
   close(): Promise<void>;
 }
@@ -45,25 +57,36 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
   const logger = options.logger ?? logs!.logger;
   const secrets = Object.values(config.providers).flatMap((provider) => (provider.apiKey ? [provider.apiKey] : []));
   const metrics = new GatewayMetrics();
-  const store = options.store ?? (await openConfiguredStore(config, [...secrets, ...config.apiKeys]));
+  const secretValues = [...secrets, ...config.apiKeys];
+  const store = options.store ?? (await openConfiguredStore(config, secretValues));
+  const catalogue = new ModelCatalogue(providers, {
+    timeoutMs: DISCOVERY_TIMEOUT_MS,
+    refreshMs: DISCOVERY_REFRESH_MS,
+    retryMs: DISCOVERY_RETRY_MS,
+    secrets: secretValues,
+    ...options.catalogue,
+  });
   const state: GatewayState = {
     config,
     providers,
+    catalogue,
     upstream: new UpstreamClient({
       timeouts: config.timeouts,
       retry: config.retries,
       secrets: [...secrets, ...config.apiKeys],
+      maxAnswerBytes: config.limits.maxAnswerBytes,
       onRetry: (attempt, delayMs, error, request) =>
         logger.warn({ requestId: request.requestId, attempt, delayMs, err: error.message }, "retrying upstream"),
     }),
     store,
     metrics,
     logger,
-    keys: new KeyChecker(config.apiKeys),
+    keys: new KeyChecker(config.apiKeys, config.keyTenants),
     openStreams: new Set(),
     secrets: [...secrets, ...config.apiKeys],
   };
   const router = buildRouter(state);
+  const browser = browserPolicy(config.host, config.allowedHosts, config.allowedOrigins);
   let inFlight = 0;
 
   const handle = compose([
@@ -101,6 +124,10 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
         );
       }
     },
+    async (ctx, next) => {
+      ctx.api = apiForPath(ctx.path);
+      if (!guardBrowserRequest(ctx, browser)) await next();
+    },
     async (ctx) => {
       const route = router.match(ctx);
       ctx.api = route.api;
@@ -114,7 +141,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     void handle(createContext(req, res));
   });
   server.on("clientError", (error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    answerClientError(error, socket);
     logger.debug({ err: error.message }, "client error");
   });
   try {
@@ -131,6 +158,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     throw new Error(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`, { cause: error });
   }
   const pruneTimer = startTracePruning(state);
+  const discovery = catalogue.start();
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
@@ -153,57 +181,76 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     })();
     return closing;
   };
-  return { url: `http://${host}:${address.port}`, state, close };
+  return {
+    url: `http://${host}:${address.port}`,
+    state,
+    discovery,
+    describeProviders: () => providerLines(state),
+    close,
+  };
 }
 
 function buildRouter(state: GatewayState): Router {
-  const bind =
-    (handler: (ctx: import("./http/context.js").Context, state: GatewayState) => Promise<void>) =>
-    (ctx: import("./http/context.js").Context) =>
-      handler(ctx, state);
-  return new Router()
-    .add({ method: "POST", pattern: "/v1/messages", api: "anthropic", auth: true, handler: bind(handleMessages) })
-    .add({
-      method: "POST",
-      pattern: "/v1/messages/count_tokens",
-      api: "anthropic",
-      auth: true,
-      handler: bind(handleCountTokens),
-    })
-    .add({ method: "GET", pattern: "/v1/models", api: "anthropic", auth: true, handler: bind(handleListModels) })
-    .add({ method: "GET", pattern: "/v1/models/{id}", api: "anthropic", auth: true, handler: bind(handleGetModel) })
-    .add({
-      method: "POST",
-      pattern: "/v1/chat/completions",
-      api: "openai",
-      auth: true,
-      handler: bind(handleChatCompletions),
-    })
+  const bind = (handler: (ctx: Context, state: GatewayState) => Promise<void>) => (ctx: Context) => handler(ctx, state);
+  const router = new Router();
+  // Each API's own routes, as its adapter lists them.
+  for (const format of FORMATS) {
+    for (const route of format.client.routes) {
+      router.add({
+        method: route.method,
+        pattern: route.path,
+        api: format.id,
+        auth: true,
+        handler: clientRouteHandler(state, format, route),
+      });
+    }
+  }
+  // Parley's own routes.
+  return router
     .add({
       method: "POST",
       pattern: "/v1/conversations",
-      api: "anthropic",
+      api: PARLEY_FORMAT,
       auth: true,
       handler: bind(handleCreateConversation),
     })
     .add({
       method: "POST",
       pattern: "/v1/conversations/{id}/messages",
-      api: "anthropic",
+      api: PARLEY_FORMAT,
       auth: true,
       handler: bind(handleAppendMessages),
     })
     .add({
       method: "GET",
       pattern: "/v1/conversations/{id}",
-      api: "anthropic",
+      api: PARLEY_FORMAT,
       auth: true,
       handler: bind(handleGetConversation),
     })
-    .add({ method: "GET", pattern: "/health", api: "anthropic", auth: false, handler: handleHealth })
-    .add({ method: "HEAD", pattern: "/health", api: "anthropic", auth: false, handler: handleHealth })
-    .add({ method: "HEAD", pattern: "/api/hello", api: "anthropic", auth: false, handler: handleHello })
-    .add({ method: "GET", pattern: "/metrics", api: "anthropic", auth: true, handler: bind(handleMetrics) });
+    .add({ method: "GET", pattern: "/health", api: PARLEY_FORMAT, auth: false, handler: handleHealth })
+    .add({ method: "HEAD", pattern: "/health", api: PARLEY_FORMAT, auth: false, handler: handleHealth })
+    .add({ method: "HEAD", pattern: "/api/hello", api: PARLEY_FORMAT, auth: false, handler: handleHello })
+    .add({ method: "GET", pattern: "/metrics", api: PARLEY_FORMAT, auth: true, handler: bind(handleMetrics) });
+}
+
+function clientRouteHandler(
+  state: GatewayState,
+  format: FormatAdapter,
+  route: ClientRoute,
+): (ctx: Context) => Promise<void> {
+  switch (route.kind) {
+    case "answer":
+      return (ctx) => handleAnswer(ctx, state, format, route);
+    case "count-tokens":
+      return (ctx) => handleCountTokens(ctx, state, format);
+    case "models":
+      return (ctx) => handleListModels(ctx, state, format);
+    case "model":
+      return (ctx) => handleGetModel(ctx, state, format);
+    default:
+      return assertNever(route.kind, "route kind");
+  }
 }
 
 async function openConfiguredStore(config: GatewayConfig, secrets: readonly string[]): Promise<ConversationStore> {
@@ -263,6 +310,13 @@ function batchedStderrLogger(level: GatewayConfig["logLevel"]): { logger: Logger
 }
 
 const LOG_FLUSH_MS = 200;
+
+/** `GET /models` at start-up and after: short, since a model list is small and a local server answers at once. */
+const DISCOVERY_TIMEOUT_MS = 5_000;
+/** A list older than this is asked again, in the background, on the next request. */
+const DISCOVERY_REFRESH_MS = 5 * 60_000;
+/** A provider that has not answered is asked again before a request, at most this often. */
+const DISCOVERY_RETRY_MS = 2_000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -9,8 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { anthropicRequestToCore, parseAnthropicRequest } from "../formats/anthropic/index.js";
-import { openaiRequestToCore, parseOpenAIRequest } from "../formats/openai-chat/index.js";
+import { formatAdapter } from "../formats/registry.js";
 import { approximateInputTokens, countInputTokens } from "./token-count.js";
 
 const fixtures = new URL("../../test/fixtures/", import.meta.url);
@@ -25,9 +24,9 @@ function reportedInputTokens(file: string): number {
 
 type CountRequest = Parameters<typeof countInputTokens>[0];
 const fromAnthropic = (body: Record<string, unknown>): CountRequest =>
-  anthropicRequestToCore(parseAnthropicRequest({ model: "m", max_tokens: 4096, ...body })).value;
+  formatAdapter("anthropic").client.readRequest({ model: "m", max_tokens: 4096, ...body }).value;
 const fromOpenAI = (body: Record<string, unknown>): CountRequest =>
-  openaiRequestToCore(parseOpenAIRequest({ model: "m", ...body })).value;
+  formatAdapter("openai").client.readRequest({ model: "m", ...body }).value;
 
 // charmbracelet/fantasy, the *Common suites' multi_tool_streaming #0 (multi_tool #0 for the non-stream Z.ai
 // fixture): one prompt and two tools, sent to every provider.

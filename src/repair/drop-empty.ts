@@ -1,15 +1,18 @@
 import type { Message, Part, ToolResultPart } from "../core/index.js";
+import type { RepairTarget } from "../formats/adapter.js";
 import { entryForPart, isBlank, type Pass, type RepairEntry, rewriteParts, type Slot } from "./history.js";
 
+type Emptiness = RepairTarget["emptiness"];
+
 /**
- * Anthropic answers 400 to an empty message ("all messages must have non-empty content except for the
- * optional final assistant message") and to a text block with nothing but whitespace ("text content blocks
- * must contain non-whitespace text"). Only those are removed: a thinking-only or redacted-thinking-only
- * assistant message is an answer, not an empty message, and stays. OpenAI-compatible APIs take blank text, so
- * for them only messages with no content at all go.
+ * `blank-text` (Anthropic) answers 400 to an empty message ("all messages must have non-empty content except
+ * for the optional final assistant message") and to a text block with nothing but whitespace ("text content
+ * blocks must contain non-whitespace text"). Only those are removed: a thinking-only or redacted-thinking-only
+ * assistant message is an answer, not an empty message, and stays. `no-content` APIs (OpenAI-compatible) take
+ * blank text, so for them only messages with no content at all go.
  */
-export function isEmptyMessage(message: Message, api: "anthropic" | "openai"): boolean {
-  if (api === "openai") {
+export function isEmptyMessage(message: Message, emptiness: Emptiness): boolean {
+  if (emptiness === "no-content") {
     // Redacted thinking cannot go to an OpenAI-compatible API: a message of nothing else would go out empty.
     return message.parts.every(
       (part) => (part.type === "text" && part.text === "") || part.type === "redacted_thinking",
@@ -18,13 +21,13 @@ export function isEmptyMessage(message: Message, api: "anthropic" | "openai"): b
   return message.parts.every((part) => part.type === "text" && isBlank(part.text));
 }
 
-export function dropEmpty(api: "anthropic" | "openai"): Pass {
+export function dropEmpty(emptiness: Emptiness): Pass {
   return (slots, report) => {
     let out: Slot[] | undefined;
     for (let index = 0; index < slots.length; index++) {
       const slot = slots[index]!;
       let kept: Slot | undefined = slot;
-      if (isEmptyMessage(slot.message, api)) {
+      if (isEmptyMessage(slot.message, emptiness)) {
         const onlyRedacted = slot.message.parts.some((part) => part.type === "redacted_thinking");
         report.push({
           action: "removed-empty-message",
@@ -34,7 +37,7 @@ export function dropEmpty(api: "anthropic" | "openai"): Pass {
           messageIndex: slot.source,
         });
         kept = undefined;
-      } else if (api === "anthropic") {
+      } else if (emptiness === "blank-text") {
         kept = rewriteParts(slot, (part, partIndex) => {
           if (part.type === "tool_result") return withoutBlankResultText(part, slot, partIndex, report);
           if (part.type !== "text" || !isBlank(part.text)) return undefined;

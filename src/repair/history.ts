@@ -10,15 +10,8 @@ export interface RepairEntry {
   partIndex?: number;
 }
 
-/** The OpenAI-compatible quirks that change what a valid history is (a subset of the codec's `OpenAICompat`). */
-export interface OpenAIRepairCompat {
-  /** OpenAI's rule: the tool messages come right after the assistant message with `tool_calls`. */
-  strictToolMessageOrder?: boolean;
-  /** Kimi, DeepSeek: every assistant message with tool calls must carry its reasoning. */
-  requiresReasoningOnToolCallTurns?: boolean;
-}
-
-export type RepairTarget = { api: "anthropic" } | { api: "openai"; compat?: OpenAIRepairCompat; provider?: string };
+/** What a history must be for the target API: the rules, as data, that its format's adapter gives. */
+export type { RepairTarget } from "../formats/adapter.js";
 
 /** A rule of the target API the history breaks, in the API's own words where they are known. */
 export interface Violation {

@@ -3,6 +3,7 @@ import { describe, expect, test } from "vitest";
 import { encodeOriginSignature, type Message, type Part } from "../core/index.js";
 import type { RepairTarget } from "./history.js";
 import { repair, validateFor } from "./pipeline.js";
+import { anthropicTarget, openaiTarget } from "./test-support/targets.js";
 
 const ids = ["toolu_1", "toolu_2", "toolu_3", "toolu_4", "toolu_5"];
 const id = fc.constantFrom(...ids);
@@ -83,10 +84,10 @@ const history = fc
   );
 
 const target = fc.oneof(
-  fc.constant<RepairTarget>({ api: "anthropic" }),
+  fc.constant<RepairTarget>(anthropicTarget),
   fc
     .record({ strictToolMessageOrder: fc.boolean(), requiresReasoningOnToolCallTurns: fc.boolean() })
-    .map((compat): RepairTarget => ({ api: "openai", compat })),
+    .map((compat): RepairTarget => openaiTarget(compat)),
 );
 
 /** The generator's real-looking Anthropic signatures start with "E"; envelopes start with "parley.". */
@@ -130,7 +131,7 @@ describe("repair on random histories", () => {
         const present = (value: string) => value.trim() === "" || texts.some((candidate) => candidate.includes(value));
         // OpenAI-compatible APIs cannot take redacted thinking: a message of nothing else goes, reported.
         const removedForOpenAI =
-          repairTarget.api === "openai" && report.some((entry) => entry.action === "removed-empty-message");
+          repairTarget.emptiness === "no-content" && report.some((entry) => entry.action === "removed-empty-message");
         // A call may come back renamed (a repeated id), and its result with it: the same part, another id.
         const renamed = (part: Part) =>
           allParts(output).some((other) =>
@@ -165,7 +166,7 @@ describe("repair on random histories", () => {
           );
         const lastAssistant = (list: Message[]) => list.findLast((message) => message.role === "assistant");
         const before = kept(lastAssistant(messages));
-        const after = kept(lastAssistant(repair(messages, { api: "anthropic" }).messages));
+        const after = kept(lastAssistant(repair(messages, anthropicTarget).messages));
         expect(after.slice(after.length - before.length)).toEqual(before);
         for (const [index, part] of before.entries()) expect(after[after.length - before.length + index]).toBe(part);
       }),

@@ -4,8 +4,8 @@ import { CONTINUE_TEXT } from "./alternate-roles.js";
 import { INTERRUPTED_RESULT_TEXT } from "./close-orphaned-tool-calls.js";
 import { repair, validateFor } from "./pipeline.js";
 import { MISSING_REASONING_TEXT } from "./reasoning-on-tool-turns.js";
+import { anthropicTarget as anthropic, openaiTarget } from "./test-support/targets.js";
 
-const anthropic = { api: "anthropic" } as const;
 const signature = "Es8DCkYICxgCKkBROcM3239oIjVRtMTZin6UAjoE9xO0SXVQMr4UmHPaf8ABCrDZU7HQV0rZBBQjHz";
 
 const user = (...parts: Array<Part | string>): Message => ({ role: "user", parts: parts.map(asPart) });
@@ -315,7 +315,7 @@ describe("repair for Anthropic", () => {
 describe("repair for OpenAI-compatible targets", () => {
   test("keeps [text, tool_result] order by default and closes orphaned calls", () => {
     const history = [user("q"), assistant(call("call_1"), call("call_2")), user("note", result("call_1"))];
-    const { messages, report } = repair(history, { api: "openai" });
+    const { messages, report } = repair(history, openaiTarget());
     expect(messages[2]!.parts.map((part) => (part.type === "tool_result" ? part.toolCallId : part.type))).toEqual([
       "call_2",
       "text",
@@ -334,12 +334,12 @@ describe("repair for OpenAI-compatible targets", () => {
       user(result("call_2")),
       user("next"),
     ];
-    expect(validateFor(history, { api: "openai" })).toEqual([]);
-    expect(repair(history, { api: "openai" }).messages).toBe(history);
+    expect(validateFor(history, openaiTarget())).toEqual([]);
+    expect(repair(history, openaiTarget()).messages).toBe(history);
   });
 
   test("the strict rule moves tool results right after the assistant message", () => {
-    const target = { api: "openai", compat: { strictToolMessageOrder: true } } as const;
+    const target = openaiTarget({ strictToolMessageOrder: true });
     const history = [user("q"), assistant(call("call_1")), user("wait"), user(result("call_1"))];
     expect(validateFor(history, target).map((violation) => violation.path)).toEqual(["messages[3].content[0]"]);
     const { messages, report } = repair(history, target);
@@ -351,7 +351,7 @@ describe("repair for OpenAI-compatible targets", () => {
 
   test("the strict rule: a message its result was moved out of, left with only empty text, goes", () => {
     // Found by the property test: the move left `user [""]` behind, which the API refuses.
-    const target = { api: "openai", compat: { strictToolMessageOrder: true } } as const;
+    const target = openaiTarget({ strictToolMessageOrder: true });
     const history = [assistant(call("toolu_5")), user("alpha"), user(result("toolu_5"), "")];
     const { messages, report } = repair(history, target);
     expect(messages).toEqual([assistant(call("toolu_5")), user(result("toolu_5"), "alpha")]);
@@ -365,7 +365,7 @@ describe("repair for OpenAI-compatible targets", () => {
   test("an assistant message of redacted thinking only goes (it would reach the API empty); repairing again changes nothing", () => {
     const redacted: Part = { type: "redacted_thinking", data: "EmwKAhgBEgy3" };
     const history = [user("q"), assistant(redacted), user("q2")];
-    const target = { api: "openai" } as const;
+    const target = openaiTarget();
     expect(validateFor(history, target).map((violation) => violation.path)).toEqual(["messages[1]"]);
     const { messages, report } = repair(history, target);
     expect(messages).toEqual([user("q"), user("q2")]);
@@ -374,7 +374,7 @@ describe("repair for OpenAI-compatible targets", () => {
   });
 
   test("Kimi and DeepSeek get placeholder reasoning on tool-call turns that lack it", () => {
-    const target = { api: "openai", compat: { requiresReasoningOnToolCallTurns: true }, provider: "kimi" } as const;
+    const target = openaiTarget({ requiresReasoningOnToolCallTurns: true }, "kimi");
     const withReasoning = assistant(unsigned("why"), call("functions.a:0"));
     const history = [
       user("q"),
@@ -399,18 +399,49 @@ describe("repair for OpenAI-compatible targets", () => {
 
   test("an orphan tool message is kept as text, in OpenAI's words", () => {
     const history = [user("q"), assistant("hi"), user(result("call_gone"))];
-    expect(validateFor(history, { api: "openai" })[0]).toEqual({
+    expect(validateFor(history, openaiTarget())[0]).toEqual({
       path: "messages[2].content[0]",
       message:
         "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
     });
-    expect(repair(history, { api: "openai" }).messages[2]!.parts).toEqual([
+    expect(repair(history, openaiTarget()).messages[2]!.parts).toEqual([
       { type: "text", text: "[tool result for call_gone]\ncontents of call_gone" },
     ]);
   });
 
   test("unsigned thinking is left for the codec: OpenAI-compatible APIs take reasoning in any form", () => {
     const history = [user("q"), assistant(unsigned("plain reasoning"), "a")];
-    expect(repair(history, { api: "openai" }).messages).toBe(history);
+    expect(repair(history, openaiTarget()).messages).toBe(history);
+  });
+});
+
+describe("repair reads the target's rules, never its API's name", () => {
+  test("a next-message target without a tool id pattern keeps ids Anthropic would rename, and closes calls as Anthropic's does", () => {
+    const { toolIdPattern: _, ...rules } = anthropic;
+    const history = [
+      user("q"),
+      assistant(call("functions.read:0")),
+      user(result("functions.read:0")),
+      assistant("done"),
+    ];
+    expect(repair(history, rules).messages).toBe(history);
+    expect(repair(history, anthropic).report.map((entry) => entry.action)).toEqual([
+      "renamed-tool-call-id",
+      "renamed-tool-result-id",
+    ]);
+    const interrupted = repair([user("q"), assistant(call("functions.read:0")), user("go on")], rules);
+    expect(interrupted.report.map((entry) => entry.action)).toEqual(["added-interrupted-tool-result"]);
+  });
+
+  test("thinking is foreign to a target by its signer: thinking another format signed becomes text", () => {
+    const signedElsewhere: Part = {
+      type: "thinking",
+      thinking: "plan",
+      signature: signature,
+      origin: { format: "openai", provider: "deepseek" },
+    };
+    const history = [user("q"), assistant(signedElsewhere, "a")];
+    expect(repair(history, anthropic).report.map((entry) => entry.action)).toEqual(["thinking-to-text"]);
+    expect(repair(history, { ...anthropic, thinkingSignedBy: "openai" }).messages).toBe(history);
   });
 });

@@ -1,6 +1,5 @@
 import type { Message } from "../core/index.js";
 import { alternateRoles } from "./alternate-roles.js";
-import { anthropicToolIds } from "./anthropic-tool-ids.js";
 import { closeOrphanedToolCalls } from "./close-orphaned-tool-calls.js";
 import { dropEmpty } from "./drop-empty.js";
 import { foreignThinkingToText } from "./foreign-thinking-to-text.js";
@@ -11,42 +10,34 @@ import { misplacedPartsToText } from "./misplaced-parts-to-text.js";
 import { moveToolResultsFirst } from "./move-tool-results-first.js";
 import { orphanToolResultsToText } from "./orphan-tool-results-to-text.js";
 import { reasoningOnToolTurns } from "./reasoning-on-tool-turns.js";
+import { renameToolIds } from "./rename-tool-ids.js";
 import { trimFinalAssistantWhitespace } from "./trim-final-assistant-whitespace.js";
 import { validateAnthropic } from "./validate-anthropic.js";
 import { validateOpenAI } from "./validate-openai.js";
 
-export type { OpenAIRepairCompat, RepairEntry, RepairTarget, Violation } from "./history.js";
+export type { RepairEntry, RepairTarget, Violation } from "./history.js";
 
 /**
- * The passes per target, in order. The order matters: thinking and misplaced parts become text first (so
- * what is empty is known), empty content goes before merging (so its neighbours can meet), results are
- * sorted out against merged messages, and the last passes add only what the API still misses.
+ * The passes the target's rules call for, in order. The order matters: thinking and misplaced parts become
+ * text first (so what is empty is known), empty content goes before merging (so its neighbours can meet),
+ * results are sorted out against merged messages, and the last passes add only what the API still misses.
  */
 function passesFor(target: RepairTarget): Pass[] {
-  if (target.api === "anthropic") {
-    return [
-      foreignThinkingToText,
-      misplacedPartsToText,
-      dropEmpty("anthropic"),
-      mergeConsecutiveRoles,
-      anthropicToolIds,
-      orphanToolResultsToText("next-message"),
-      closeOrphanedToolCalls("next-message"),
-      moveToolResultsFirst("next-message"),
-      alternateRoles,
-      trimFinalAssistantWhitespace,
-    ];
+  const zone = target.toolResultZone;
+  const passes: Pass[] = [];
+  if (target.thinkingSignedBy !== undefined) passes.push(foreignThinkingToText(target.thinkingSignedBy));
+  passes.push(misplacedPartsToText, dropEmpty(target.emptiness));
+  if (target.alternatingRoles) passes.push(mergeConsecutiveRoles);
+  if (target.toolIdPattern !== undefined) passes.push(renameToolIds(target.toolIdPattern, zone));
+  passes.push(orphanToolResultsToText(zone), closeOrphanedToolCalls(zone));
+  if (target.toolResultsFirst) {
+    passes.push(moveToolResultsFirst(zone));
+    // Results gathered from several messages can leave one with nothing in it (its other content was empty).
+    if (zone === "until-next-assistant") passes.push(dropEmpty(target.emptiness));
   }
-  const passes: Pass[] = [
-    misplacedPartsToText,
-    dropEmpty("openai"),
-    orphanToolResultsToText("until-next-assistant"),
-    closeOrphanedToolCalls("until-next-assistant"),
-  ];
-  // Moving results out can leave a message with nothing in it (its only other content was empty text).
-  if (target.compat?.strictToolMessageOrder)
-    passes.push(moveToolResultsFirst("until-next-assistant"), dropEmpty("openai"));
-  if (target.compat?.requiresReasoningOnToolCallTurns) passes.push(reasoningOnToolTurns);
+  if (target.alternatingRoles) passes.push(alternateRoles);
+  if (target.noTrailingWhitespaceAtEnd) passes.push(trimFinalAssistantWhitespace);
+  if (target.reasoningOnToolCallTurns) passes.push(reasoningOnToolTurns);
   return passes;
 }
 
@@ -66,9 +57,12 @@ export function repair(messages: Message[], target: RepairTarget): { messages: M
   return { messages: slots.map((slot) => slot.message), report };
 }
 
-/** Every rule of the target API the history breaks; empty when `repair` would change nothing. */
+/**
+ * Every rule of the target API the history breaks; empty when `repair` would change nothing. The zone rule
+ * says how calls and results are checked (message by message, or zone by zone), and in whose words.
+ */
 export function validateFor(messages: readonly Message[], target: RepairTarget): Violation[] {
-  return target.api === "anthropic"
-    ? validateAnthropic(messages)
-    : validateOpenAI(messages, target.compat, target.provider);
+  return target.toolResultZone === "next-message"
+    ? validateAnthropic(messages, target)
+    : validateOpenAI(messages, target);
 }

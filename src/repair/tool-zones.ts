@@ -1,11 +1,12 @@
 import type { Role } from "../core/index.js";
+import type { ToolResultZone } from "../formats/adapter.js";
 
 /**
- * Where tool results may answer tool calls. Anthropic: only the next message (system messages in place are
- * skipped: the gateway maps them). OpenAI-compatible: any user message (tool messages included) before the
- * next assistant message.
+ * Where tool results may answer tool calls: only the next message (system messages in place are skipped: the
+ * gateway maps them; Anthropic's rule), or any user message (tool messages included) before the next
+ * assistant message (OpenAI's).
  */
-export type ZoneRule = "next-message" | "until-next-assistant";
+export type ZoneRule = ToolResultZone;
 
 /**
  * For each message, the index of the assistant message whose tool calls it may answer, or -1: the user
@@ -37,8 +38,4 @@ export function answerZones(owners: Int32Array): Map<number, number[]> {
     else zones.set(owner, [index]);
   }
   return zones;
-}
-
-export function zoneRuleFor(api: "anthropic" | "openai"): ZoneRule {
-  return api === "anthropic" ? "next-message" : "until-next-assistant";
 }

@@ -1,21 +1,21 @@
 import { formatPath, type Message } from "../core/index.js";
-import { ANTHROPIC_TOOL_ID } from "./anthropic-tool-ids.js";
 import { isForeignThinking } from "./foreign-thinking-to-text.js";
-import { isBlank, type Violation } from "./history.js";
+import { isBlank, type RepairTarget, type Violation } from "./history.js";
 import { answerOwners } from "./tool-zones.js";
 
 /**
- * Every rule of the Anthropic Messages API a history breaks, each with the path of the message and block,
- * worded as the API words its 400s where that wording is known. System messages in place are accepted (the
- * gateway maps them); they split the history into runs within which roles alternate.
+ * Every rule of an API whose tool results answer in the next message (the Anthropic Messages API) a history
+ * breaks, as far as the target's rules ask for it, each with the path of the message and block, worded as
+ * Anthropic words its 400s where that wording is known. System messages in place are accepted (the gateway
+ * maps them); they split the history into runs within which roles alternate.
  */
-export function validateAnthropic(messages: readonly Message[]): Violation[] {
+export function validateAnthropic(messages: readonly Message[], target: RepairTarget): Violation[] {
   const violations: Violation[] = [];
   const add = (message: string, ...path: Array<string | number>) =>
     violations.push({ path: formatPath(["messages", ...path]), message });
   const owners = answerOwners(
     messages.map((message) => message.role),
-    "next-message",
+    target.toolResultZone,
   );
   let previousRole: string | undefined;
   let seenNonSystem = false;
@@ -26,9 +26,10 @@ export function validateAnthropic(messages: readonly Message[]): Violation[] {
       previousRole = undefined;
       return;
     }
-    if (!seenNonSystem && role !== "user") add('first message must use the "user" role', index);
+    if (target.alternatingRoles && !seenNonSystem && role !== "user")
+      add('first message must use the "user" role', index);
     seenNonSystem = true;
-    if (role === previousRole) {
+    if (target.alternatingRoles && role === previousRole) {
       add(`roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`, index);
     }
     previousRole = role;
@@ -36,20 +37,26 @@ export function validateAnthropic(messages: readonly Message[]): Violation[] {
       add("all messages must have non-empty content except for the optional final assistant message", index);
       return;
     }
-    checkParts(message, index, add);
+    checkParts(message, index, target, add);
+    const pattern = target.toolIdPattern;
     message.parts.forEach((part, partIndex) => {
-      if (part.type !== "tool_call" || message.role !== "assistant") return;
-      if (!ANTHROPIC_TOOL_ID.test(part.id))
+      if (pattern === undefined || part.type !== "tool_call" || message.role !== "assistant") return;
+      if (!pattern.test(part.id))
         add("String should match pattern '^[a-zA-Z0-9_-]+$'", index, "content", partIndex, "id");
       else if (toolIds.has(part.id)) add("`tool_use` ids must be unique", index, "content", partIndex, "id");
       toolIds.add(part.id);
     });
     if (role === "assistant") checkCallsAnswered(messages, index, owners, add);
-    if (role === "user") checkResults(messages, index, owners[index]!, add);
+    if (role === "user") checkResults(messages, index, owners[index]!, target.toolResultsFirst, add);
   });
   const last = messages.at(-1);
   const lastPart = last?.parts.at(-1);
-  if (last?.role === "assistant" && lastPart?.type === "text" && lastPart.text !== lastPart.text.trimEnd()) {
+  if (
+    target.noTrailingWhitespaceAtEnd &&
+    last?.role === "assistant" &&
+    lastPart?.type === "text" &&
+    lastPart.text !== lastPart.text.trimEnd()
+  ) {
     add(
       "final assistant content cannot end with trailing whitespace",
       messages.length - 1,
@@ -62,7 +69,8 @@ export function validateAnthropic(messages: readonly Message[]): Violation[] {
 
 type Add = (message: string, ...path: Array<string | number>) => void;
 
-function checkParts(message: Message, index: number, add: Add): void {
+function checkParts(message: Message, index: number, target: RepairTarget, add: Add): void {
+  const signer = target.thinkingSignedBy;
   message.parts.forEach((part, partIndex) => {
     if (part.type === "text" && isBlank(part.text)) {
       add(
@@ -78,9 +86,9 @@ function checkParts(message: Message, index: number, add: Add): void {
       const name = part.type === "thinking" ? "thinking" : "tool_use";
       if (message.role !== "assistant")
         add(`\`${name}\` blocks can only be in assistant messages`, index, "content", partIndex);
-      else if (part.type === "thinking" && !part.signature)
+      else if (signer !== undefined && part.type === "thinking" && !part.signature)
         add("Field required", index, "content", partIndex, "signature");
-      else if (part.type === "thinking" && isForeignThinking(part)) {
+      else if (signer !== undefined && part.type === "thinking" && isForeignThinking(part, signer)) {
         add(
           "Invalid `signature` in `thinking` block (this thinking came from another provider)",
           index,
@@ -128,7 +136,13 @@ function checkCallsAnswered(messages: readonly Message[], index: number, owners:
   }
 }
 
-function checkResults(messages: readonly Message[], index: number, owner: number, add: Add): void {
+function checkResults(
+  messages: readonly Message[],
+  index: number,
+  owner: number,
+  resultsFirst: boolean,
+  add: Add,
+): void {
   const callIds = new Set<string>();
   if (owner >= 0)
     for (const part of message(messages, owner).parts) if (part.type === "tool_call") callIds.add(part.id);
@@ -152,7 +166,7 @@ function checkResults(messages: readonly Message[], index: number, owner: number
     answered.add(part.toolCallId);
     if (seenOther) resultsAfterOther++;
   });
-  if (resultsAfterOther > 0) {
+  if (resultsFirst && resultsAfterOther > 0) {
     add(
       `Did not find ${answered.size} tool_result block(s) at the beginning of this message. Messages following tool_use blocks must begin with a matching number of tool_result blocks.`,
       index,

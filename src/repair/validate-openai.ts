@@ -1,6 +1,6 @@
 import { formatPath, type Message } from "../core/index.js";
 import { isEmptyMessage } from "./drop-empty.js";
-import type { OpenAIRepairCompat, Violation } from "./history.js";
+import type { RepairTarget, Violation } from "./history.js";
 import { hasReasoning } from "./reasoning-on-tool-turns.js";
 import { answerOwners, answerZones } from "./tool-zones.js";
 
@@ -9,22 +9,18 @@ import { answerOwners, answerZones } from "./tool-zones.js";
  * block in the history given (one core user message may become several `tool` and `user` messages on the
  * wire), worded as OpenAI, Kimi and DeepSeek word their 400s.
  */
-export function validateOpenAI(
-  messages: readonly Message[],
-  compat: OpenAIRepairCompat = {},
-  provider?: string,
-): Violation[] {
+export function validateOpenAI(messages: readonly Message[], target: RepairTarget): Violation[] {
   const violations: Violation[] = [];
   const add = (message: string, ...path: Array<string | number>) =>
     violations.push({ path: formatPath(["messages", ...path]), message });
   const owners = answerOwners(
     messages.map((message) => message.role),
-    "until-next-assistant",
+    target.toolResultZone,
   );
   const zones = answerZones(owners);
   const answeredByZone = new Map<number, Set<string>>();
   messages.forEach((message, index) => {
-    if (isEmptyMessage(message, "openai")) add("message content must not be empty", index);
+    if (isEmptyMessage(message, target.emptiness)) add("message content must not be empty", index);
     message.parts.forEach((part, partIndex) => {
       if ((part.type === "thinking" || part.type === "tool_call") && message.role !== "assistant") {
         add(`a ${part.type} part can only be in an assistant message`, index, "content", partIndex);
@@ -47,10 +43,9 @@ export function validateOpenAI(
     if (message.role !== "assistant") return;
     const callIds = message.parts.filter((part) => part.type === "tool_call").map((part) => part.id);
     if (callIds.length === 0) return;
-    if (compat.requiresReasoningOnToolCallTurns && !hasReasoning(message))
-      add(missingReasoning(index, provider), index);
+    if (target.reasoningOnToolCallTurns && !hasReasoning(message)) add(missingReasoning(index, target.provider), index);
     const zone = zones.get(index) ?? [];
-    checkZone(messages, index, callIds, zone, compat.strictToolMessageOrder ?? false, add);
+    checkZone(messages, index, callIds, zone, target.toolResultsFirst, add);
   });
   return violations;
 }

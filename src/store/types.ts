@@ -1,10 +1,27 @@
 // src/store/types.ts  — the store API
-import type { LossyEntry, Message, Role, StreamEvent } from "../core/index.js";
+import type { LossyEntry, Message, Role, StreamEvent, WireFormat } from "../core/index.js";
 export interface StoredMessage {
   seq: number;
   message: Message;
   complete: boolean;
   createdAt: string;
+  source?: MessageSource; // the message as the client appended it, when it came in a wire format
+}
+/** A message's own JSON text as a client sent it (in `format`), kept whole beside its parts and given back byte for byte. */
+export interface MessageSource {
+  format: WireFormat;
+  json: string;
+}
+/** Whose conversation a call acts for (see owner.ts): absent, `DEFAULT_OWNER`. */
+export interface OwnerOptions {
+  owner?: string;
+}
+export interface CreateOptions extends OwnerOptions {
+  id?: string;
+  metadata?: Record<string, unknown>;
+}
+export interface AppendOptions extends OwnerOptions {
+  sources?: ReadonlyArray<MessageSource | undefined>; // one per message, in order; undefined where there is none
 }
 /**
  * One gateway exchange. The bodies are text exactly as received or sent (the responses cut at
@@ -25,7 +42,7 @@ export interface TraceRecord {
   inputTokens?: number;
   outputTokens?: number;
   conversationId?: string;
-  /** The tenant of the client's key. */
+  /** The tenant of the client's key (`DEFAULT_OWNER` on a gateway without keys), as conversation owners are. */
   tenant?: string;
   stream?: boolean;
   clientRequest?: string;
@@ -89,12 +106,14 @@ export interface StreamingMessageWriter {
   complete(): Promise<StoredMessage>; // final flush, mark complete
   abort(): Promise<void>; // final flush, leave marked incomplete (upstream failed / client gone)
 }
+// Conversation calls act for an owner (see owner.ts; DEFAULT_OWNER when none is named): another owner's
+// conversation is unknown to them. Ids are unique across owners: creating one another owner holds is a conflict.
 export interface ConversationStore {
-  createConversation(options?: { id?: string; metadata?: Record<string, unknown> }): Promise<{ id: string }>;
-  hasConversation(id: string): Promise<boolean>;
-  appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
-  loadConversation(conversationId: string): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
-  startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter>; // streaming persistence of an answer
+  createConversation(options?: CreateOptions): Promise<{ id: string }>; // throws ConversationExistsError for an id already taken
+  hasConversation(id: string, options?: OwnerOptions): Promise<boolean>;
+  appendMessages(conversationId: string, messages: Message[], options?: AppendOptions): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
+  loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
+  startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter>; // streaming persistence of an answer
   /**
    * Queues a trace for the background writer and returns at once, never waiting on disk. The promise resolves
    * once the trace is stored and rejects with a `TraceNotRecordedError` when it was dropped (queue full) or its

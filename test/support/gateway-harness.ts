@@ -19,6 +19,8 @@ export interface TestProvider {
   reasoning?: "think-tags" | "reasoning_content" | "reasoning" | "drop";
   compat?: Record<string, unknown>;
   models?: Record<string, string>;
+  defaultModel?: string;
+  limits?: { contextWindow?: number; maxOutputTokens?: number };
 }
 
 export interface TestGatewayOptions {
@@ -45,6 +47,8 @@ export async function startTestGateway(
         ...(provider.reasoning === undefined ? {} : { reasoning: provider.reasoning }),
         ...(provider.compat === undefined ? {} : { compat: provider.compat }),
         ...(provider.models === undefined ? {} : { models: provider.models }),
+        ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
+        ...(provider.limits === undefined ? {} : { limits: provider.limits }),
       },
     ]),
   );

@@ -5,6 +5,8 @@ export {
   DEFAULT_MAX_TOKENS,
 } from "./from-core.js";
 export { anthropicStopReasonFromCore, mapAnthropicStopReason } from "./map-stop-reason.js";
+export { createAnthropicStreamDecoder } from "./stream-decoder.js";
+export { createAnthropicStreamEncoder } from "./stream-encoder.js";
 export {
   anthropicBlockToCore,
   anthropicMessagesToCore,

@@ -8,7 +8,13 @@ import {
   type ThinkingPart,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
-import { type EncodeContext, encodeContentPart, stripAnthropicExtra } from "./encode-context.js";
+import {
+  type EncodeContext,
+  encodeContentPart,
+  messageExtraForOpenAI,
+  reportOnce,
+  stripAnthropicExtra,
+} from "./encode-context.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
 type SingleField = "reasoning_content" | "reasoning";
@@ -34,6 +40,8 @@ export function assistantToOpenAI(
   let detailsSeen = false;
   const toolCalls: OpenAIToolCall[] = [];
   let signatureDropped = false;
+  /** Thinking that goes back in the field it came in (see the `extra` copies below). */
+  const boundTexts = new Set<string>();
 
   const addField = (field: SingleField, text: string, position: number) => {
     const last = lastFieldPosition[field];
@@ -59,6 +67,8 @@ export function assistantToOpenAI(
         if (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature))
           signatureDropped = true;
         const target = bound ? origin!.field! : mode;
+        if (bound) boundTexts.add(part.thinking);
+        else if (bindToProvider) reportFieldChange(origin, target, path, context);
         const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
         if (originDetails === undefined && target !== "drop" && (detailsOf(part)?.length ?? 0) > 0) {
           context.lossy.push({
@@ -136,7 +146,14 @@ export function assistantToOpenAI(
     }
   });
 
-  const { role: _role, ...extra } = message.extra ?? {};
+  const extra = messageExtraForOpenAI(message.extra, index, context);
+  // A reasoning field in `extra` is the copy of a thinking part a client sent in both fields (qwen-code sends
+  // `reasoning_content` and `reasoning` alike): it goes along only beside that part sent back to its own field,
+  // as it came; sent anywhere else, the upstream would get the reasoning twice.
+  for (const field of ["reasoning_content", "reasoning"] as const) {
+    const copy = extra[field];
+    if (typeof copy === "string" && !boundTexts.has(copy)) delete extra[field];
+  }
   const out: OpenAIMessage = { ...extra, role: "assistant" };
   if (pieces.length > 0) {
     if (arrayContent) out.content = pieces;
@@ -165,6 +182,27 @@ export function assistantToOpenAI(
   }
   if (toolCalls.length > 0) out.tool_calls = toolCalls;
   return out;
+}
+
+/**
+ * Reasoning that came in an OpenAI-compatible field (a client's `reasoning_content`, another provider's
+ * `reasoning`) and goes to this upstream in another form, as its reasoning mode says: said once per request.
+ */
+function reportFieldChange(
+  origin: ReasoningOrigin | undefined,
+  target: ReasoningMode | "content-parts",
+  path: string,
+  context: EncodeContext,
+): void {
+  const field = origin?.format === "openai" ? origin.field : undefined;
+  if (field === undefined || field === target || target === "drop") return;
+  const form = target === "think-tags" ? "inline <think> tags" : target;
+  reportOnce(
+    context,
+    "reasoning-field-changed",
+    `reasoning that came in ${field === "think-tags" ? "inline <think> tags" : field} is sent as ${form}, the upstream's reasoning mode`,
+    path,
+  );
 }
 
 function originOf(part: ThinkingPart): ReasoningOrigin | undefined {

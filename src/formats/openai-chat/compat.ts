@@ -1,7 +1,8 @@
-import type { TextToolCallFormat } from "../../stream/text-tool-calls/index.js";
+import type { TextToolCallFormat } from "../../text/text-tool-calls/index.js";
 
-/** Where reasoning goes in an OpenAI-style request (see the contract's `--reasoning`). */
-export type ReasoningMode = "think-tags" | "reasoning_content" | "reasoning" | "reasoning_details" | "drop";
+import type { ReasoningMode } from "../adapter.js";
+
+export type { ReasoningMode } from "../adapter.js";
 
 /** How a server is told to think. */
 export type ThinkingSwitch =
@@ -74,6 +75,8 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
   },
   /** llama-server `--reasoning-format deepseek` reads `reasoning_content`; images depend on the model. */
   llamacpp: { id: "llamacpp", ...base, reasoningMode: "reasoning_content", thinkingSwitch: { type: "none" } },
+  /** LM Studio: reasoning models answer in `reasoning_content`; no thinking switch of its own. */
+  lmstudio: { id: "lmstudio", ...base, reasoningMode: "reasoning_content", thinkingSwitch: { type: "none" } },
   /** Ollama's OpenAI endpoint answers with `reasoning`; the native `think` switch is accepted there too. */
   ollama: { id: "ollama", ...base, reasoningMode: "reasoning", thinkingSwitch: { type: "ollama_think" } },
   /** DeepSeek: `reasoning_content` must come back on tool-call turns, else 400. */
@@ -130,6 +133,7 @@ const portRules: Array<[string, string]> = [
   ["8000", "vllm"],
   ["30000", "sglang"],
   ["8080", "llamacpp"],
+  ["1234", "lmstudio"],
 ];
 
 /** Guesses the preset from the base URL; an unknown server gets `generic`. */

@@ -1,4 +1,4 @@
-import type { Extra, LossyEntry, Part } from "../../core/index.js";
+import { type Extra, formatPath, type LossyEntry, type Part } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
 import type { OpenAIContentPart } from "./wire-types.js";
 
@@ -32,6 +32,28 @@ export function stripAnthropicExtra(extra: Extra | undefined, path: string, cont
       );
   }
   return kept;
+}
+
+/**
+ * Message fields only Anthropic has: Claude Code sends a turn's `output_config` on a message (per-turn control).
+ * An OpenAI-compatible server would refuse them or read them as its own.
+ */
+const ANTHROPIC_MESSAGE_FIELDS = ["output_config", "cache_control"];
+
+/** A message's extra fields for an OpenAI message: without `role` (set by the codec) and Anthropic-only fields. */
+export function messageExtraForOpenAI(extra: Extra | undefined, index: number, context: EncodeContext): Extra {
+  const { role: _role, ...rest } = extra ?? {};
+  for (const key of ANTHROPIC_MESSAGE_FIELDS) {
+    if (!(key in rest) || (key === "cache_control" && context.compat?.supportsCacheControl)) continue;
+    delete rest[key];
+    reportOnce(
+      context,
+      `message-${key}-dropped`,
+      `Anthropic '${key}' on a message has no OpenAI equivalent and was dropped`,
+      formatPath(["messages", index]),
+    );
+  }
+  return rest;
 }
 
 export function reportOnce(context: EncodeContext, code: string, message: string, path?: string): void {

@@ -9,7 +9,13 @@ import {
 } from "../../core/index.js";
 import { assistantToOpenAI } from "./assistant-from-core.js";
 import type { OpenAICompat, ReasoningMode } from "./compat.js";
-import { createEncodeContext, type EncodeContext, encodeContentPart, stripAnthropicExtra } from "./encode-context.js";
+import {
+  createEncodeContext,
+  type EncodeContext,
+  encodeContentPart,
+  messageExtraForOpenAI,
+  stripAnthropicExtra,
+} from "./encode-context.js";
 import { finishReasonFor } from "./map-finish-reason.js";
 import { requestFieldsToOpenAI } from "./request-fields.js";
 import { usageToOpenAI } from "./usage.js";
@@ -124,7 +130,7 @@ function contentMessage(
   context: EncodeContext,
   partIndexes?: readonly number[],
 ): OpenAIMessage {
-  const { role: _role, ...extra } = message.extra ?? {};
+  const extra = messageExtraForOpenAI(message.extra, index, context);
   const single = parts[0];
   if (message.textShorthand && parts.length === 1 && single?.type === "text" && !single.extra) {
     return { ...extra, role, content: single.text };

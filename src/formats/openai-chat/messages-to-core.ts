@@ -10,10 +10,13 @@ import {
   type ToolResultPart,
 } from "../../core/index.js";
 import { parseToolInput } from "../../stream/accumulate.js";
-import { mergeThinkSegments, splitThinkTags, type ThinkSegment } from "../../stream/think-tags.js";
+import { mergeThinkSegments, splitThinkTags, type ThinkSegment } from "../../text/think-tags.js";
+import type { MessageSource } from "../adapter.js";
 import { contentPartToCore, isRecord, toolContentPartToCore, withExtra } from "./content-to-core.js";
 import { reasoningDetailsText } from "./reasoning-details.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "./wire-types.js";
+
+export type { MessageSource } from "../adapter.js";
 
 /**
  * OpenAI chat messages -> core messages, shaped so that `coreToOpenAIMessages` gives the same JSON back:
@@ -25,10 +28,6 @@ import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "./wire-ty
  *   then the tool calls; arguments that are not byte-equal to their parse are kept in `rawInput`;
  * - every field not mapped (`name`, `content: null`, `refusal`...) stays in the message's `extra`.
  */
-export interface MessageSource {
-  message: number;
-  parts: number[];
-}
 
 export function openaiMessagesToCore(messages: readonly OpenAIMessage[]): {
   messages: Message[];

@@ -16,6 +16,9 @@ const ANTHROPIC_ONLY = new Set([
   "top_k",
 ]);
 
+/** Tool fields only Anthropic has, beside `cache_control` and `defer_loading` (reported on their own). */
+const ANTHROPIC_TOOL_FIELDS = ["eager_input_streaming", "input_examples", "allowed_callers"];
+
 /** Everything but the messages: tools, tool choice, limits, sampling, the thinking switch, extras. */
 export function requestFieldsToOpenAI(
   request: ConversationRequest,
@@ -96,6 +99,11 @@ function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContex
     );
   if (defer_loading !== undefined)
     reportOnce(context, "defer_loading-dropped", "Anthropic 'defer_loading' was dropped", path);
+  for (const key of ANTHROPIC_TOOL_FIELDS) {
+    if (!(key in extra)) continue;
+    delete extra[key];
+    reportOnce(context, `${key}-dropped`, `Anthropic '${key}' was dropped`, path);
+  }
   const fn: OpenAIFunctionTool["function"] = { name: tool.name };
   if (tool.description !== undefined) fn.description = tool.description;
   if (tool.inputSchema !== undefined) fn.parameters = tool.inputSchema;

@@ -8,12 +8,12 @@ import {
   type ToolDefinition,
 } from "../../core/index.js";
 import { accumulate } from "../../stream/accumulate.js";
-import { createOpenAIChunkDecoder, type OpenAIDecodeOptions } from "../../stream/openai-decoder.js";
 import { withExtra } from "./content-to-core.js";
 import { openaiMessagesToCore } from "./messages-to-core.js";
+import { createOpenAIChunkDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 import type { OpenAIChatRequest, OpenAIChatResponse, OpenAIFunctionTool } from "./wire-types.js";
 
-export type { OpenAIDecodeOptions } from "../../stream/openai-decoder.js";
+export type { OpenAIDecodeOptions } from "./stream-decoder.js";
 
 /**
  * An OpenAI request -> core. System and developer messages stay in place as `system` messages (none is
@@ -83,7 +83,7 @@ function toolChoiceToCore(choice: OpenAIChatRequest["tool_choice"]): ToolChoice 
 /**
  * A whole OpenAI answer -> core. It runs through the stream decoder as one chunk, so streaming and
  * non-streaming give the same parts by construction: reasoning before content, inline `<think>` split
- * in order (when there is no reasoning field), text tool calls parsed, then native tool calls.
+ * in order (beside a reasoning field too), text tool calls parsed, then native tool calls.
  */
 export function openaiResponseToCore(
   body: OpenAIChatResponse,

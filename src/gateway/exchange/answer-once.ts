@@ -1,16 +1,8 @@
-import { type ConversationResponse, type LossyEntry, UpstreamError } from "../../core/index.js";
-import type { AnthropicMessageResponse } from "../../formats/anthropic/index.js";
-import type { OpenAIChatResponse } from "../../formats/openai-chat/index.js";
+import { type ConversationResponse, UpstreamError } from "../../core/index.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, responseLossyEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
-import {
-  anthropicResponseToCore,
-  coreToAnthropicResponse,
-  coreToOpenAIResponse,
-  openaiResponseToCore,
-} from "./codecs.js";
-import { appendCapped, checkOpenAIAnswer, decodeOptionsFor, type Exchange, withInputEstimate } from "./exchange.js";
+import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, withInputEstimate } from "./exchange.js";
 
 /**
  * A non-streamed answer: one upstream call, one conversion, one write. `beforeSend` (a stateful turn storing the
@@ -25,8 +17,8 @@ export async function answerOnce(
   beforeSend?: (answer: ConversationResponse) => Promise<void>,
 ): Promise<ConversationResponse> {
   const { provider, request } = exchange;
-  const target = provider.headers(ctx.req.headers, false, exchange.query);
-  const response = await state.upstream.post({
+  const target = provider.connection.target(ctx.req.headers, false, exchange.query);
+  const response = await state.upstream.postWhole({
     url: target.url,
     headers: target.headers,
     body: exchange.bodyText,
@@ -34,42 +26,23 @@ export async function answerOnce(
     requestId: ctx.requestId,
   });
   recordUpstream(ctx, state, exchange, response.headersMs, response.attempts);
-  const text = await response.body.text();
+  const text = response.text;
   exchange.trace.timings.upstreamBodyMs = performance.now() - ctx.startedAt;
   exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UpstreamError("api_error", "upstream answered with a body that is not JSON", {
-      retryable: false,
-      status: 502,
-      body: text.slice(0, 500),
-    });
-  }
-  if (provider.config.type === "openai") checkOpenAIAnswer(json, state.secrets);
-  const converted =
-    provider.config.type === "openai"
-      ? openaiResponseToCore(json as OpenAIChatResponse, decodeOptionsFor(exchange))
-      : { value: anthropicResponseToCore(json as AnthropicMessageResponse), lossy: [] as LossyEntry[] };
+  const json = parseObject(text);
+  checkAnswer(provider.adapter, json, state.secrets);
+  const converted = provider.connection.decodeResponse(json, request.core);
   const core: ConversationResponse = { ...converted.value, model: request.clientModel };
   core.usage = { ...core.usage, ...withInputEstimate(core.usage, exchange) } as ConversationResponse["usage"];
 
   let body: unknown;
   const responseLossy = [...converted.lossy];
-  if (
-    request.format === "anthropic" &&
-    provider.config.type === "anthropic" &&
-    json !== null &&
-    typeof json === "object"
-  ) {
-    // Same API both sides: the upstream's answer goes back as it came, only the model named as the client asked.
-    body = { ...(json as Record<string, unknown>), model: request.clientModel };
+  const passthrough = request.format === provider.adapter ? provider.adapter.passthrough : undefined;
+  if (passthrough !== undefined) {
+    // Same API both sides: the upstream's answer goes back as it came.
+    body = passthrough.response(json, request.clientModel);
   } else {
-    const encoded =
-      request.format === "anthropic"
-        ? coreToAnthropicResponse(core)
-        : coreToOpenAIResponse(core, { reasoning: "reasoning_content" });
+    const encoded = request.format.client.encodeResponse(core);
     body = encoded.value;
     responseLossy.push(...encoded.lossy);
   }
@@ -93,6 +66,27 @@ export async function answerOnce(
   });
   ctx.res.end(bodyText);
   return core;
+}
+
+/** An upstream's whole answer: a JSON object, else a 502 saying what came instead. */
+function parseObject(text: string): Record<string, unknown> {
+  checkAnswerDepth(text);
+  let json: unknown;
+  let problem = "a body that is not JSON";
+  try {
+    json = JSON.parse(text);
+    problem = "JSON that is not an object";
+  } catch {
+    json = undefined;
+  }
+  if (json === null || typeof json !== "object" || Array.isArray(json)) {
+    throw new UpstreamError("api_error", `upstream answered with ${problem}`, {
+      retryable: false,
+      status: 502,
+      body: text.slice(0, 500),
+    });
+  }
+  return json as Record<string, unknown>;
 }
 
 export function recordUpstream(

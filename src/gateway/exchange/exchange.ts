@@ -6,10 +6,10 @@ import {
   UpstreamError,
   type Usage,
 } from "../../core/index.js";
-import { streamErrorFromOpenAI } from "../../formats/openai-chat/map-error.js";
+import type { FormatAdapter } from "../../formats/adapter.js";
 import { redactSecrets } from "../../upstream/index.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";
 import type { LossyHeaderEntry } from "../lossy-header.js";
-import type { OpenAIDecodeOptions } from "./codecs.js";
 import type { ClientRequest, UpstreamPlan } from "./plan.js";
 import type { ProviderRuntime } from "./providers.js";
 
@@ -21,8 +21,8 @@ export interface Exchange {
   plan: UpstreamPlan;
   /** The plan's body, serialised once. */
   bodyText: string;
-  /** The client's query string, forwarded to an Anthropic upstream (`beta=true`). */
-  query: string;
+  /** The client's query, when it speaks the upstream's API (which takes what it names of it: `beta=true`). */
+  query: URLSearchParams | undefined;
   conversationId?: string;
   /** What converting the request and repairing the history reported, for `x-parley-lossy`. */
   lossy: LossyHeaderEntry[];
@@ -35,16 +35,6 @@ export interface Exchange {
     timings: Record<string, number>;
     status?: number;
   };
-}
-
-/** How an OpenAI-compatible answer is read: whose reasoning it is, which text tool-call syntax to recover. */
-export function decodeOptionsFor(exchange: Exchange): OpenAIDecodeOptions {
-  const options: OpenAIDecodeOptions = { provider: exchange.provider.config.name };
-  const tools = exchange.request.core.tools;
-  if (tools !== undefined) options.tools = tools;
-  const format = exchange.provider.compat.textToolCallFormat;
-  if (format !== undefined) options.textToolCalls = format;
-  return options;
 }
 
 /** Fills input tokens from the estimate when the upstream reported none (never replaces a real count). */
@@ -64,6 +54,16 @@ export function streamErrorToUpstreamError(error: StreamError, secrets: readonly
   return new UpstreamError(type, `upstream: ${redactSecrets(error.message, secrets)}`, { retryable, status });
 }
 
+/** A whole answer's JSON nested deeper than any real one: a 502 before the code that walks it overflows. */
+export function checkAnswerDepth(text: string): void {
+  if (jsonNestsDeeperThan(text)) {
+    throw new UpstreamError("api_error", `upstream answered with JSON nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      retryable: false,
+      status: 502,
+    });
+  }
+}
+
 /** Appends to a trace buffer up to `cap` characters. */
 export function appendCapped(buffer: string, text: string, cap: number): string {
   if (buffer.length >= cap) return buffer;
@@ -72,19 +72,16 @@ export function appendCapped(buffer: string, text: string, cap: number): string 
 }
 
 /**
- * A Chat Completions answer that is not one: an `error` object sent with a 2xx (some servers do), mapped like
- * the same error sent as a status; or no choices at all, a 502 rather than an empty message.
+ * A 2xx answer that is not one, as its API tells: an error object sent with a success status (some servers
+ * do), mapped like the same error sent as a status; or no answer at all, a 502 rather than an empty message.
  */
-export function checkOpenAIAnswer(json: unknown, secrets: readonly string[]): void {
-  const body = json as { error?: unknown; choices?: unknown };
-  if (body.error !== undefined && body.error !== null && !Array.isArray(body.choices)) {
-    throw streamErrorToUpstreamError(streamErrorFromOpenAI(body.error), secrets);
-  }
-  if (!Array.isArray(body.choices) || body.choices.length === 0) {
-    throw new UpstreamError("api_error", "upstream answered without any choices", {
-      retryable: false,
-      status: 502,
-      body: redactSecrets(JSON.stringify(json).slice(0, 500), secrets),
-    });
-  }
+export function checkAnswer(adapter: FormatAdapter, body: Record<string, unknown>, secrets: readonly string[]): void {
+  const problem = adapter.upstream.notAnAnswer(body);
+  if (problem === undefined) return;
+  if ("error" in problem) throw streamErrorToUpstreamError(problem.error, secrets);
+  throw new UpstreamError("api_error", problem.noAnswer, {
+    retryable: false,
+    status: 502,
+    body: redactSecrets(JSON.stringify(body).slice(0, 500), secrets),
+  });
 }

@@ -32,6 +32,8 @@ export function recordTrace(
     provider: exchange.provider.config.name,
     clientModel: exchange.request.clientModel,
     upstreamModel: exchange.upstreamModel,
+    // The client key's tenant (DEFAULT_OWNER without keys): a key's own traces can be told from the others'.
+    tenant: ctx.tenant,
     stream: exchange.request.stream,
     durationMs: totalMs,
     clientRequest: clientBodyText,

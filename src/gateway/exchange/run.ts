@@ -1,9 +1,10 @@
 import { type Message, ParleyError } from "../../core/index.js";
-import { resolveRoute } from "../config/routing.js";
+import type { MessageSource } from "../../store/types.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
+import { routeRequest } from "../models/route-request.js";
 import type { GatewayState } from "../state.js";
-import { approximateInputTokens } from "../token-count.js";
+import { explainUpstreamFailure } from "../upstream-hints.js";
 import { answerOnce } from "./answer-once.js";
 import type { Exchange } from "./exchange.js";
 import { type ClientRequest, planUpstream } from "./plan.js";
@@ -19,6 +20,8 @@ export interface ExchangeOptions {
    * the client's retry does not store them twice.
    */
   newMessages?: Message[];
+  /** Each new message's JSON as the client sent it, stored beside it (read back byte for byte). */
+  newMessageSources?: ReadonlyArray<MessageSource | undefined> | undefined;
   /** The client's body text as received, for the trace. */
   clientBodyText: string;
 }
@@ -27,11 +30,10 @@ export interface ExchangeOptions {
 export async function runExchange(
   ctx: Context,
   state: GatewayState,
-  request: ClientRequest,
+  clientRequest: ClientRequest,
   options: ExchangeOptions,
 ): Promise<void> {
-  const route = resolveRoute(state.config, request.clientModel);
-  const provider = state.providers[route.provider.name]!;
+  const { route, provider, request, estimateInputTokens } = await routeRequest(state, clientRequest);
   Object.assign(ctx.log, {
     provider: provider.config.name,
     upstreamModel: route.upstreamModel,
@@ -44,7 +46,6 @@ export async function runExchange(
   const lossyHeader = formatLossyHeader(lossy);
   if (lossyHeader !== undefined) headers["x-parley-lossy"] = lossyHeader;
 
-  let estimate: number | undefined;
   const exchange: Exchange = {
     request,
     provider,
@@ -52,11 +53,9 @@ export async function runExchange(
     plan,
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
-    query: provider.config.type === "anthropic" ? ctx.query.toString() : "",
-    estimateInputTokens: () => {
-      estimate ??= approximateInputTokens(request.core);
-      return estimate;
-    },
+    // A query string means something to its own API only: a client of another's keeps it.
+    query: request.format === provider.adapter ? ctx.query : undefined,
+    estimateInputTokens,
     trace: {
       upstreamResponse: "",
       clientResponse: "",
@@ -72,14 +71,21 @@ export async function runExchange(
   const store = state.store;
   if (conversationId !== undefined && store === undefined) throw new ParleyError("api_error", "no store is configured");
   const newMessages = options.newMessages ?? [];
+  const sources = options.newMessageSources;
+  const owner = ctx.tenant;
 
   let status: number | undefined;
   try {
     if (request.stream) {
       await streamAnswer(ctx, state, exchange, headers, async () => {
         if (conversationId === undefined) return undefined;
-        if (newMessages.length > 0) await store!.appendMessages(conversationId, newMessages);
-        return store!.startMessage(conversationId, "assistant");
+        if (newMessages.length > 0)
+          await store!.appendMessages(
+            conversationId,
+            newMessages,
+            sources === undefined ? { owner } : { sources, owner },
+          );
+        return store!.startMessage(conversationId, "assistant", { owner });
       });
     } else {
       await answerOnce(
@@ -89,13 +95,17 @@ export async function runExchange(
         headers,
         conversationId === undefined
           ? undefined
-          : async (answer) => void (await store!.appendMessages(conversationId, [...newMessages, answer.message])),
+          : async (answer) => {
+              const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
+              await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+            },
       );
     }
     status = ctx.res.statusCode;
   } catch (error) {
-    status = error instanceof ParleyError ? error.status : 500;
-    throw error;
+    const explained = explainUpstreamFailure(error, provider, state);
+    status = explained instanceof ParleyError ? explained.status : 500;
+    throw explained;
   } finally {
     recordTrace(ctx, state, exchange, options.clientBodyText, status);
   }

@@ -1,13 +1,12 @@
 import type { StreamEvent } from "../../core/index.js";
 import { isParleyError, UpstreamError } from "../../core/index.js";
+import type { FormatAdapter } from "../../formats/adapter.js";
 import type { StreamingMessageWriter } from "../../store/types.js";
 import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
-import type { GatewayState, OpenStream } from "../state.js";
+import type { GatewayState } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
-import { clientStreamEncoder } from "./client-stream.js";
-import { createAnthropicStreamDecoder, createOpenAIStreamDecoder } from "./codecs.js";
-import { appendCapped, checkOpenAIAnswer, decodeOptionsFor, type Exchange } from "./exchange.js";
+import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange } from "./exchange.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
 
@@ -28,12 +27,25 @@ export async function streamAnswer(
   // Cancelled when the client leaves, and on its own when the stream ends or the gateway shuts down.
   const upstreamAbort = new Cancellation();
   const stopFollowingClient = ctx.clientGone.onAbort((reason) => upstreamAbort.abort(reason));
-  const target = provider.headers(ctx.req.headers, true, exchange.query);
+  const target = provider.connection.target(ctx.req.headers, true, exchange.query);
   const tracing = state.config.traces.enabled && state.store !== undefined;
+  const holdUntil = performance.now() + state.config.timeouts.firstEventHoldMs;
   let attemptsUsed = 0;
   try {
     for (;;) {
-      const response = await state.upstream.post({
+      const relay = new StreamRelay(
+        ctx,
+        state,
+        exchange,
+        request.format.client.streamEncoder({
+          model: request.clientModel,
+          includeUsage: request.includeUsage ?? false,
+        }),
+        headers,
+        tracing,
+      );
+      relay.holdUntil = holdUntil;
+      const posted = state.upstream.post({
         url: target.url,
         headers: target.headers,
         body: exchange.bodyText,
@@ -42,13 +54,22 @@ export async function streamAnswer(
         // Attempts in all: a stream that broke before any content spent some already.
         maxAttempts: Math.max(1, state.config.retries.maxAttempts - attemptsUsed),
       });
+      let response: Awaited<typeof posted>;
+      try {
+        response = await headersOrOpenEarly(posted, relay, upstreamAbort);
+      } catch (error) {
+        if (!relay.committed) throw error;
+        relay.failEarly(error);
+        return;
+      }
       attemptsUsed += response.attempts;
       recordUpstream(ctx, state, exchange, response.headersMs, attemptsUsed);
       let body: AsyncIterable<Uint8Array> = response.body;
       if (isJson(response.headers["content-type"])) {
         // Some servers ignore `stream: true`; the whole answer is still an answer.
         const text = await response.body.text();
-        if (provider.config.type !== "openai") {
+        const asStream = provider.connection.wholeAnswerAsStream;
+        if (asStream === undefined) {
           exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
           throw new UpstreamError(
             "api_error",
@@ -57,21 +78,10 @@ export async function streamAnswer(
           );
         }
         ctx.log.upstreamIgnoredStream = true;
-        body = completionAsStream(text, state.secrets);
+        body = wholeAnswerAsStream(provider.adapter, asStream, text, state.secrets);
       }
       exchange.trace.upstreamResponse = "";
-      const relay = new StreamRelay(
-        ctx,
-        state,
-        exchange,
-        clientStreamEncoder(request.format, {
-          model: request.clientModel,
-          includeUsage: request.includeUsage ?? false,
-        }),
-        headers,
-        tracing,
-      );
-      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config.traces.maxBodyBytes);
+      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config);
       const retry = await relayStream(ctx, state, relay, iterator, upstreamAbort, storeWriter, attemptsUsed);
       if (!retry) break;
     }
@@ -86,12 +96,10 @@ function upstreamBatches(
   exchange: Exchange,
   body: AsyncIterable<Uint8Array>,
   tracing: boolean,
-  traceCap: number,
+  config: GatewayState["config"],
 ): AsyncIterator<StreamEvent[]> {
-  const decoder =
-    provider.config.type === "openai"
-      ? createOpenAIStreamDecoder(decodeOptionsFor(exchange))
-      : createAnthropicStreamDecoder();
+  const traceCap = config.traces.maxBodyBytes;
+  const decoder = provider.connection.streamDecoder(exchange.request.core);
   const utf8 = new TextDecoder();
   const onChunk = tracing
     ? (chunk: Uint8Array) => {
@@ -104,7 +112,7 @@ function upstreamBatches(
         }
       }
     : undefined;
-  return upstreamEventBatches(body, decoder, onChunk);
+  return upstreamEventBatches(body, decoder, onChunk, config.limits.maxEventBytes);
 }
 
 /**
@@ -120,9 +128,7 @@ async function relayStream(
   storeWriter: () => Promise<StreamingMessageWriter | undefined>,
   attemptsUsed: number,
 ): Promise<boolean> {
-  const open: OpenStream = { end: (reason) => relay.shutdown(reason, upstreamAbort) };
-  state.openStreams.add(open);
-  state.metrics.streamOpened();
+  relay.register(upstreamAbort);
   let writer: StreamingMessageWriter | undefined;
   try {
     await relay.hold(iterator);
@@ -146,8 +152,7 @@ async function relayStream(
     throw mapped;
   } finally {
     relay.stopPings();
-    state.openStreams.delete(open);
-    state.metrics.streamClosed();
+    relay.unregister();
     if (relay.committed && !relay.finished) upstreamAbort.abort(new Error("stream ended"));
     await relay.closeStore();
   }
@@ -155,10 +160,16 @@ async function relayStream(
 }
 
 /**
- * A Chat Completions answer (or error) in one JSON body, as the one-chunk event stream it is equivalent to:
- * the message becomes the delta, so that the same decoder reads it as it reads the non-streamed codec's input.
+ * A whole answer (or error) in one JSON body, as the event stream its API says it stands for, so that the
+ * stream decoder reads it as it reads a stream.
  */
-async function* completionAsStream(text: string, secrets: readonly string[]): AsyncGenerator<Uint8Array> {
+async function* wholeAnswerAsStream(
+  adapter: FormatAdapter,
+  asStream: (body: Record<string, unknown>) => string,
+  text: string,
+  secrets: readonly string[],
+): AsyncGenerator<Uint8Array> {
+  checkAnswerDepth(text);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -172,14 +183,33 @@ async function* completionAsStream(text: string, secrets: readonly string[]): As
       body: text.slice(0, 500),
     });
   }
-  checkOpenAIAnswer(parsed, secrets);
-  const { choices, ...rest } = parsed as { choices?: Array<Record<string, unknown>> } & Record<string, unknown>;
-  const chunk = {
-    ...rest,
-    choices: (Array.isArray(choices) ? choices : []).map(({ message, ...choice }) => ({ ...choice, delta: message })),
-  };
-  yield new TextEncoder().encode(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+  const body = parsed as Record<string, unknown>;
+  checkAnswer(adapter, body, secrets);
+  yield new TextEncoder().encode(asStream(body));
 }
+
+/**
+ * The upstream's response headers; when they take longer than the relay's hold, the stream opens first (status,
+ * `message_start`, pings) and the headers are awaited behind it. A client that leaves cancels the request
+ * (`upstreamAbort` follows it), so a one-slot local server is not left prefilling for nobody.
+ */
+async function headersOrOpenEarly<T>(posted: Promise<T>, relay: StreamRelay, upstreamAbort: Cancellation): Promise<T> {
+  const wait = relay.holdUntil - performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const held = new Promise<typeof HEADERS_LATE>((resolve) => {
+    timer = setTimeout(() => resolve(HEADERS_LATE), Math.max(0, wait));
+  });
+  try {
+    const first = await Promise.race([posted, held]);
+    if (first !== HEADERS_LATE) return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  relay.openEarly(upstreamAbort);
+  return posted;
+}
+
+const HEADERS_LATE = Symbol("headers-late");
 
 function isJson(contentType: string | string[] | undefined): boolean {
   const value = Array.isArray(contentType) ? contentType[0] : contentType;

@@ -1,4 +1,6 @@
 import { type ErrorType, InvalidRequestError, isParleyError, UpstreamError } from "../../core/index.js";
+import { formatAdapter } from "../../formats/registry.js";
+import { AnsweredError } from "./answered-error.js";
 import type { ApiShape, Context } from "./context.js";
 import { sendJson } from "./context.js";
 
@@ -9,6 +11,9 @@ export interface ErrorDescription {
   /** The offending field, for OpenAI's `param`. */
   param: string | null;
   retryAfterSeconds?: number;
+  /** Anthropic's `error.details`. */
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
 }
 
 /** What an error becomes on the wire. Anything that is not a ParleyError is a bug: a 500 that hides details. */
@@ -30,47 +35,20 @@ export function describeError(error: unknown, requestId: string): ErrorDescripti
   if (error instanceof UpstreamError && error.retryAfterMs !== undefined) {
     description.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
   }
+  if (error instanceof AnsweredError) {
+    if (error.details !== undefined) description.details = error.details;
+    if (error.headers !== undefined) description.headers = error.headers;
+  }
   return description;
 }
 
 /** The error body in the route's API shape. */
 export function errorBody(api: ApiShape, description: ErrorDescription, requestId: string): unknown {
-  if (api === "openai") {
-    return {
-      error: {
-        message: description.message,
-        type: description.type,
-        param: description.param,
-        code: openaiCode(description.type),
-      },
-    };
-  }
-  return { type: "error", error: { type: description.type, message: description.message }, request_id: requestId };
-}
-
-function openaiCode(type: ErrorType): string | null {
-  switch (type) {
-    case "authentication_error":
-      return "invalid_api_key";
-    case "rate_limit_error":
-      return "rate_limit_exceeded";
-    case "request_too_large":
-      return "request_too_large";
-    case "overloaded_error":
-      return "overloaded";
-    case "timeout_error":
-      return "timeout";
-    case "not_found_error":
-      return "not_found";
-    case "invalid_request_error":
-    case "permission_error":
-    case "api_error":
-      return null;
-  }
+  return formatAdapter(api).client.errorBody(description, requestId);
 }
 
 export function sendError(ctx: Context, description: ErrorDescription): void {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...description.headers };
   if (description.retryAfterSeconds !== undefined) headers["retry-after"] = String(description.retryAfterSeconds);
   sendJson(ctx, description.status, errorBody(ctx.api, description, ctx.requestId), headers);
 }

@@ -1,46 +1,61 @@
-import { UpstreamError } from "../../core/index.js";
-import { listedModels, resolveRoute } from "../config/routing.js";
-import { anthropicRequestToCore, parseCountTokensRequest } from "../exchange/codecs.js";
+import { ParleyError, UpstreamError } from "../../core/index.js";
+import type { FormatAdapter } from "../../formats/adapter.js";
+import { redactSecrets } from "../../upstream/index.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
+import { describeModel, listedModels, listFormat } from "../models/model-list.js";
+import { targetModel } from "../models/route-model.js";
 import type { GatewayState } from "../state.js";
 import { countInputTokens } from "../token-count.js";
 
 /**
- * `POST /v1/messages/count_tokens`: a model routed to an Anthropic provider is counted by that provider (its
- * count includes the hidden tool and thinking prompts); any other gets an o200k_base count of system, messages
- * and tools (see docs/gateway.md).
+ * `POST /v1/messages/count_tokens`: a model routed to a provider of the client's own API that counts tokens
+ * (Anthropic) is counted by that provider (its count includes the hidden tool and thinking prompts); any other
+ * gets an o200k_base count of system, messages and tools (see docs/gateway.md).
  */
-export async function handleCountTokens(ctx: Context, state: GatewayState): Promise<void> {
+export async function handleCountTokens(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
-  const body = parseCountTokensRequest(raw);
-  const route = resolveRoute(state.config, raw.model as string);
+  const request = format.client.readCountTokensRequest!(raw);
+  const route = targetModel(state, raw.model as string);
   const provider = state.providers[route.provider.name];
-  if (provider?.config.type === "anthropic") {
-    await countUpstream(ctx, state, provider, { ...raw, model: route.upstreamModel });
+  const countUrl = provider?.adapter === format ? format.passthrough?.countTokensUrl : undefined;
+  if (provider !== undefined && countUrl !== undefined) {
+    await countUpstream(ctx, state, provider, countUrl, {
+      ...raw,
+      model: route.upstreamModel ?? (raw.model as string),
+    });
     return;
   }
-  const core = anthropicRequestToCore({ ...(body as object), max_tokens: 1 } as never).value;
-  sendJson(ctx, 200, { input_tokens: await countInputTokens(core) });
+  sendJson(ctx, 200, { input_tokens: await countInputTokens(request) });
 }
 
 async function countUpstream(
   ctx: Context,
   state: GatewayState,
   provider: ProviderRuntime,
+  countUrl: (url: string) => string,
   body: Record<string, unknown>,
 ): Promise<void> {
-  // Anthropic's own query (`?beta=true`) goes on, as it does for messages.
-  const target = provider.headers(ctx.req.headers, false, ctx.query.toString());
-  const response = await state.upstream.post({
-    url: target.url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1"),
+  // Counted only for a client of the provider's own API, whose query it takes (what the API names of it).
+  const target = provider.connection.target(ctx.req.headers, false, ctx.query);
+  const response = await state.upstream.postWhole({
+    url: countUrl(target.url),
     headers: target.headers,
     body: JSON.stringify(body),
     cancel: ctx.clientGone,
     requestId: ctx.requestId,
   });
-  const reply = (await response.body.json()) as { input_tokens?: unknown };
+  let reply: { input_tokens?: unknown } | null;
+  try {
+    reply = JSON.parse(response.text) as { input_tokens?: unknown } | null;
+  } catch {
+    throw new UpstreamError("api_error", "upstream count_tokens answered with a body that is not JSON", {
+      retryable: false,
+      status: 502,
+      body: redactSecrets(response.text.slice(0, 500), state.secrets),
+    });
+  }
   if (typeof reply?.input_tokens !== "number")
     throw new UpstreamError("api_error", "upstream count_tokens answered without input_tokens", {
       retryable: false,
@@ -49,21 +64,22 @@ async function countUpstream(
   sendJson(ctx, 200, { input_tokens: reply.input_tokens });
 }
 
-const startedAt = new Date().toISOString();
-
-function modelInfo(id: string) {
-  return { type: "model", id, display_name: id, created_at: startedAt };
+/** `GET /v1/models`: every name a client can ask for, with its model's limits (see `models/model-list.ts`). */
+export async function handleListModels(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.list(listedModels(state)));
 }
 
-/** `GET /v1/models`: the model names the routes and rename maps name (patterns cannot be listed). */
-export async function handleListModels(ctx: Context, state: GatewayState): Promise<void> {
-  const data = listedModels(state.config).map(modelInfo);
-  sendJson(ctx, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
-}
-
-/** `GET /v1/models/{id}`: every name routes somewhere (the default provider at least), so every name is a model. */
-export async function handleGetModel(ctx: Context, _state: GatewayState): Promise<void> {
-  sendJson(ctx, 200, modelInfo(ctx.params.id!));
+/** `GET /v1/models/{id}`: any name that reaches a model, with that model's limits. */
+export async function handleGetModel(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
+  const id = ctx.params.id!;
+  const model = describeModel(state, id);
+  if (model === undefined) {
+    throw new ParleyError(
+      "not_found_error",
+      `model '${id}' reaches no model: its provider serves several and has no default`,
+    );
+  }
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.one(model));
 }
 
 export async function handleHealth(ctx: Context): Promise<void> {

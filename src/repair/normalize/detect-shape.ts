@@ -1,37 +1,24 @@
-/** The history entry shapes `normalize` reads. */
-export type EntryShape = "anthropic" | "openai" | "plain" | "orchestrator" | "claude-code";
+import { FORMATS, type FormatId, PARLEY_FORMAT } from "../../formats/registry.js";
 
-const openaiOnlyRoles = new Set(["tool", "developer", "function"]);
-const openaiFields = [
-  "tool_calls",
-  "tool_call_id",
-  "reasoning_content",
-  "reasoning",
-  "reasoning_details",
-  "function_call",
-  "refusal",
-];
-const openaiPartTypes = new Set(["image_url", "input_audio", "file", "refusal"]);
-const anthropicBlockTypes = new Set([
-  "tool_use",
-  "tool_result",
-  "thinking",
-  "redacted_thinking",
-  "document",
-  "server_tool_use",
-  "web_search_tool_result",
-  "search_result",
-]);
+/** The history entry shapes `normalize` reads: a format's messages, or one of the shapes around them. */
+export type EntryShape = FormatId | "plain" | "orchestrator" | "claude-code";
 
 /** Keys every Claude Code session record carries one of (`summary` lines have only `leafUuid`). */
 const claudeCodeKeys = ["uuid", "parentUuid", "leafUuid", "sessionId", "messageId"];
 
+/** The formats whose marks are looked for, other formats before Parley's own (which is what is left). */
+const BY_MARKS = [
+  ...FORMATS.filter((format) => format.id !== PARLEY_FORMAT),
+  ...FORMATS.filter((format) => format.id === PARLEY_FORMAT),
+];
+
 export type Detected = { shape: EntryShape } | { error: string };
 
 /**
- * Which shape an entry has, from its keys alone, so that one array may mix them. A `{role, content}` entry
- * with string content fits both APIs and means the same in both: it is read as Anthropic, or as plain when
- * it carries a `timestamp`.
+ * Which shape an entry has, from its keys alone, so that one array may mix them. A message is in the format
+ * whose marks it carries (OpenAI's `tool_calls` or `tool` role, Anthropic's `tool_use` block...); a
+ * `{role, content}` entry without any fits every API and means the same in each: it is read as Anthropic, or
+ * as plain when it carries a `timestamp`.
  */
 export function detectShape(entry: unknown): Detected {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
@@ -47,18 +34,9 @@ export function detectShape(entry: unknown): Detected {
     return { error: "no `role` (a message), `input` (an orchestrator entry) or `type`+`uuid` (a Claude Code record)" };
   }
   if (typeof record.role !== "string") return { error: "`role` must be a string" };
-  if (openaiOnlyRoles.has(record.role) || openaiFields.some((field) => field in record)) return { shape: "openai" };
-  const content = record.content;
-  if (content === null) return { shape: "openai" };
-  if (Array.isArray(content)) {
-    const types = content.map((part) =>
-      part !== null && typeof part === "object" ? (part as { type?: unknown }).type : undefined,
-    );
-    if (types.some((type) => typeof type === "string" && openaiPartTypes.has(type))) return { shape: "openai" };
-    if (types.some((type) => typeof type === "string" && anthropicBlockTypes.has(type))) return { shape: "anthropic" };
-    if (content.some((part) => part?.type === "image" && "source" in part)) return { shape: "anthropic" };
-    return { shape: "timestamp" in record ? "plain" : "anthropic" };
-  }
-  if (typeof content === "string") return { shape: "timestamp" in record ? "plain" : "anthropic" };
+  const marked = BY_MARKS.find((format) => format.history.recognizes?.(record));
+  if (marked !== undefined) return { shape: marked.id };
+  if (typeof record.content === "string" || Array.isArray(record.content))
+    return { shape: "timestamp" in record ? "plain" : PARLEY_FORMAT };
   return { error: "`content` must be a string or an array of blocks" };
 }

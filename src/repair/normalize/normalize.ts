@@ -1,8 +1,5 @@
 import { InvalidRequestError, isParleyError, type Message } from "../../core/index.js";
-import { anthropicMessagesToCore } from "../../formats/anthropic/to-core.js";
-import { parseAnthropicMessages } from "../../formats/anthropic/validate-request.js";
-import { openaiRequestToCore } from "../../formats/openai-chat/to-core.js";
-import { parseOpenAIRequest } from "../../formats/openai-chat/validate-request.js";
+import { type FormatId, formatAdapter } from "../../formats/registry.js";
 import { type ClaudeCodeRecord, claudeCodeConversation } from "./claude-code.js";
 import { detectShape, type EntryShape } from "./detect-shape.js";
 
@@ -17,13 +14,11 @@ export interface NormalizeEntry {
 }
 
 interface WireItem {
-  api: "anthropic" | "openai";
+  api: FormatId;
   /** The entry this message comes from (its first entry, when several were joined). */
   index: number;
   wire: unknown;
 }
-
-const MODEL_PLACEHOLDER = "normalize";
 
 /**
  * Turns a history whose entries come in mixed shapes (Anthropic messages, OpenAI chat messages, plain
@@ -46,10 +41,6 @@ export function normalize(entries: unknown[]): { messages: Message[]; report: No
     if (record.timestamp !== undefined) reported.timestamp = record.timestamp;
     report.push(reported);
     switch (detected.shape) {
-      case "anthropic":
-      case "openai":
-        items.push({ api: detected.shape, index, wire: entry });
-        return;
       case "plain":
         items.push({ api: "anthropic", index, wire: { role: record.role, content: record.content } });
         return;
@@ -61,7 +52,8 @@ export function normalize(entries: unknown[]): { messages: Message[]; report: No
         claudeCode.push({ index, record: entry as ClaudeCodeRecord });
         return;
       default:
-        detected.shape satisfies never;
+        // A message of one of the formats, read by its history codec.
+        items.push({ api: detected.shape, index, wire: entry });
     }
   });
   if (claudeCode.length > 0) {
@@ -103,7 +95,7 @@ function orchestratorItems(record: Record<string, unknown>, index: number, repor
   return items;
 }
 
-/** Converts runs of same-API messages with that API's codec, so OpenAI tool messages group as the codec groups them. */
+/** Converts runs of same-API messages with that API's history codec, so OpenAI tool messages group as it groups them. */
 function convertItems(items: WireItem[]): Message[] {
   const messages: Message[] = [];
   for (let start = 0; start < items.length; ) {
@@ -117,11 +109,8 @@ function convertItems(items: WireItem[]): Message[] {
 }
 
 function convertRun(run: WireItem[]): Message[] {
-  const wire = run.map((item) => item.wire);
-  if (run[0]!.api === "anthropic") return anthropicMessagesToCore(parseAnthropicMessages(wire, "messages"));
-  const request = openaiRequestToCore(parseOpenAIRequest({ model: MODEL_PLACEHOLDER, messages: wire })).value;
-  // The codec lifts leading system messages into the request's system prompt; in a history they stay in place.
-  return request.system ? [request.system, ...request.messages] : request.messages;
+  // System messages stay in place: a history has no request-level system prompt.
+  return formatAdapter(run[0]!.api).history.toCore(run.map((item) => item.wire)).messages;
 }
 
 /** Rewrites a codec error's `messages[k]` into the input's `entries[i]`. */

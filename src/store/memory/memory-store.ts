@@ -1,12 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
 import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
+  AppendOptions,
   ConversationStore,
+  CreateOptions,
+  OwnerOptions,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -25,9 +29,12 @@ interface MessageRow {
   createdAt: string;
   envelope: string;
   parts: string[];
+  sourceFormat: string | null;
+  source: string | null;
 }
 
 interface ConversationRow {
+  owner: string;
   createdAt: string;
   metadata: string;
   nextSeq: number;
@@ -54,10 +61,11 @@ export class MemoryStore implements ConversationStore {
     );
   }
 
-  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     if (this.conversations.has(id)) throw conversationExists(id);
     this.conversations.set(id, {
+      owner: ownerOf(options),
       createdAt: new Date().toISOString(),
       metadata: JSON.stringify(options.metadata ?? {}),
       nextSeq: 1,
@@ -66,15 +74,19 @@ export class MemoryStore implements ConversationStore {
     return { id };
   }
 
-  async hasConversation(id: string): Promise<boolean> {
-    return this.conversations.has(id);
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.owned(id, options) !== undefined;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const conversation = this.conversations.get(conversationId);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const conversation = this.owned(conversationId, options);
     if (!conversation) throw conversationNotFound(conversationId);
     // Encode everything before touching the conversation, so a bad message appends nothing.
-    const encoded = messages.map(encodeMessage);
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     return encoded.map((message) => {
       const row: MessageRow = {
@@ -83,18 +95,20 @@ export class MemoryStore implements ConversationStore {
         createdAt,
         envelope: message.envelope,
         parts: message.parts,
+        sourceFormat: message.sourceFormat,
+        source: message.source,
       };
       conversation.messages.push(row);
       return toStored(row);
     });
   }
 
-  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
-    return this.conversations.get(conversationId)?.messages.map(toStored);
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
+    return this.owned(conversationId, options)?.messages.map(toStored);
   }
 
-  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
-    const conversation = this.conversations.get(conversationId);
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
+    const conversation = this.owned(conversationId, options);
     if (!conversation) throw conversationNotFound(conversationId);
     const row: MessageRow = {
       seq: conversation.nextSeq++,
@@ -102,6 +116,8 @@ export class MemoryStore implements ConversationStore {
       createdAt: new Date().toISOString(),
       envelope: emptyEnvelope(role),
       parts: [],
+      sourceFormat: null,
+      source: null,
     };
     conversation.messages.push(row);
     return createStreamingWriter({
@@ -145,15 +161,17 @@ export class MemoryStore implements ConversationStore {
   async close(): Promise<void> {
     await this.traceQueue.close();
   }
+
+  /** The conversation when the owner the call acts for holds it; another owner's is as unknown as a missing one. */
+  private owned(id: string, options: OwnerOptions | undefined): ConversationRow | undefined {
+    const conversation = this.conversations.get(id);
+    return conversation?.owner === ownerOf(options) ? conversation : undefined;
+  }
 }
 
 function toStored(row: MessageRow): StoredMessage {
   // Parts a crash left unwritten are holes in the array; the SQL backends never return them either.
   const parts = row.parts.filter((part): part is string => part !== undefined);
-  return {
-    seq: row.seq,
-    message: decodeMessage(row.envelope, parts),
-    complete: row.complete,
-    createdAt: row.createdAt,
-  };
+  const message = decodeMessage(row.envelope, parts);
+  return storedMessage(row.seq, message, row.complete, row.createdAt, row.sourceFormat, row.source);
 }

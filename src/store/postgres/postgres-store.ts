@@ -1,13 +1,17 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
 import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
 import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
+  AppendOptions,
   ConversationStore,
+  CreateOptions,
+  OwnerOptions,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -39,7 +43,12 @@ interface LoadedRow {
   complete: boolean;
   created_at: string;
   extra: string;
+  source_format: string | null;
+  source: string | null;
 }
+
+/** The messages' conversation is held by the owner in `$2`. */
+const OWNED = "EXISTS (SELECT 1 FROM conversations c WHERE c.id = $1 AND c.owner = $2)";
 
 /** Any constant works; it only has to be the same in every Parley process sharing the database. */
 const MIGRATION_LOCK = 0x7061726c6579; // "parley"
@@ -74,23 +83,30 @@ export class PostgresStore implements ConversationStore {
     return new PostgresStore(pool, options);
   }
 
-  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     const result = await this.pool.query(
-      "INSERT INTO conversations (id, created_at, metadata) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
-      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {})],
+      "INSERT INTO conversations (id, created_at, metadata, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
+      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {}), ownerOf(options)],
     );
     if (result.rowCount === 0) throw conversationExists(id);
     return { id };
   }
 
-  async hasConversation(id: string): Promise<boolean> {
-    const result = await this.pool.query("SELECT 1 FROM conversations WHERE id = $1", [id]);
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    const result = await this.pool.query("SELECT 1 FROM conversations WHERE id = $1 AND owner = $2", [
+      id,
+      ownerOf(options),
+    ]);
     return result.rows.length > 0;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     const messageOffsets: number[] = [];
     const positions: number[] = [];
@@ -106,11 +122,13 @@ export class PostgresStore implements ConversationStore {
     // writers to this conversation until the messages and parts are in.
     const result = await this.pool.query(
       `WITH reserved AS (
-         UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2 AS first_seq
+         UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 AND owner = $11
+         RETURNING next_seq - $2 AS first_seq
        ), inserted AS (
-         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
-         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra
-         FROM reserved, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (role, extra, offset_in_call)
+         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source)
+         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra, t.source_format, t.source
+         FROM reserved, unnest($4::text[], $5::text[], $9::text[], $10::text[])
+           WITH ORDINALITY AS t (role, extra, source_format, source, offset_in_call)
          RETURNING id, seq
        ), written AS (
          INSERT INTO parts (message_id, position, part)
@@ -129,19 +147,27 @@ export class PostgresStore implements ConversationStore {
         messageOffsets,
         positions,
         parts,
+        encoded.map((message) => message.sourceFormat),
+        encoded.map((message) => message.source),
+        ownerOf(options),
       ],
     );
     const row = result.rows[0] as { first_seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);
-    return encoded.map((message, offset) => ({
-      seq: row.first_seq + offset,
-      message: decodeMessage(message.envelope, message.parts),
-      complete: true,
-      createdAt,
-    }));
+    return encoded.map((message, offset) =>
+      storedMessage(
+        row.first_seq + offset,
+        decodeMessage(message.envelope, message.parts),
+        true,
+        createdAt,
+        message.sourceFormat,
+        message.source,
+      ),
+    );
   }
 
-  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
+    const owner = ownerOf(options);
     // Two reads in one snapshot (so a message another process streams into is seen whole or as of one
     // instant): the messages, then their parts in order. Cheaper for the server than aggregating the parts
     // per message, and each part is parsed once, as it was stored.
@@ -152,17 +178,17 @@ export class PostgresStore implements ConversationStore {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       messages = (
         await client.query(
-          `SELECT m.seq, m.complete, m.extra,
+          `SELECT m.seq, m.complete, m.extra, m.source_format, m.source,
              to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-           FROM messages m WHERE m.conversation_id = $1 ORDER BY m.seq`,
-          [conversationId],
+           FROM messages m WHERE m.conversation_id = $1 AND ${OWNED} ORDER BY m.seq`,
+          [conversationId, owner],
         )
       ).rows as LoadedRow[];
       parts = (
         await client.query(
           `SELECT m.seq, p.part FROM messages m JOIN parts p ON p.message_id = m.id
-           WHERE m.conversation_id = $1 ORDER BY m.seq, p.position`,
-          [conversationId],
+           WHERE m.conversation_id = $1 AND ${OWNED} ORDER BY m.seq, p.position`,
+          [conversationId, owner],
         )
       ).rows as Array<{ seq: number; part: string }>;
       await client.query("COMMIT");
@@ -172,13 +198,10 @@ export class PostgresStore implements ConversationStore {
     } finally {
       client.release();
     }
-    if (messages.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
-    const loaded = messages.map((row) => ({
-      seq: row.seq,
-      message: decodeMessage(row.extra, []),
-      complete: row.complete,
-      createdAt: row.created_at,
-    }));
+    if (messages.length === 0) return (await this.hasConversation(conversationId, options)) ? [] : undefined;
+    const loaded = messages.map((row) =>
+      storedMessage(row.seq, decodeMessage(row.extra, []), row.complete, row.created_at, row.source_format, row.source),
+    );
     let index = 0;
     for (const row of parts) {
       while (loaded[index]!.seq !== row.seq) index++;
@@ -187,15 +210,15 @@ export class PostgresStore implements ConversationStore {
     return loaded;
   }
 
-  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
     const createdAt = new Date().toISOString();
     const result = await this.pool.query(
       `WITH reserved AS (
-         UPDATE conversations SET next_seq = next_seq + 1 WHERE id = $1 RETURNING next_seq - 1 AS seq
+         UPDATE conversations SET next_seq = next_seq + 1 WHERE id = $1 AND owner = $5 RETURNING next_seq - 1 AS seq
        )
        INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
        SELECT $1, reserved.seq, $2, false, $3, $4 FROM reserved RETURNING id, seq`,
-      [conversationId, role, createdAt, emptyEnvelope(role)],
+      [conversationId, role, createdAt, emptyEnvelope(role), ownerOf(options)],
     );
     const row = result.rows[0] as { id: string; seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);

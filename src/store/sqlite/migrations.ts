@@ -43,5 +43,18 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX traces_created_at ON traces (created_at, seq);
     `,
   },
-  traceSchemaStep(2),
+  {
+    version: 2,
+    name: "messages keep the client's own JSON beside their parts",
+    sql: `
+      ALTER TABLE messages ADD COLUMN source_format TEXT;
+      ALTER TABLE messages ADD COLUMN source TEXT;
+    `,
+  },
+  {
+    version: 3,
+    name: "conversation owners",
+    sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
+  },
+  traceSchemaStep(4),
 ];

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, expect, test } from "vitest";
 import type { Message } from "../../core/index.js";
 import { repair, validateFor } from "../../repair/pipeline.js";
+import { anthropicTarget } from "../../repair/test-support/targets.js";
 import { crashStreamText } from "../test-support/crash-stream.js";
 import { spawnHelper } from "../test-support/run-child.js";
 import { SqliteStore } from "./sqlite-store.js";
@@ -93,9 +94,9 @@ test(`a stream killed at random points (${RUNS} runs) always reopens with what w
         if (answer.complete) expect(answer.message.parts).toHaveLength(2);
         const repaired = repair(
           loaded.map((stored) => stored.message),
-          { api: "anthropic" },
+          anthropicTarget,
         );
-        expect(validateFor(repaired.messages, { api: "anthropic" })).toEqual([]);
+        expect(validateFor(repaired.messages, anthropicTarget)).toEqual([]);
       }
       runs.push(run);
     }

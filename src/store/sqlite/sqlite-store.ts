@@ -1,13 +1,23 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import {
+  decodeMessage,
+  decodeMessageWithParts,
+  emptyEnvelope,
+  encodeMessages,
+  storedMessage,
+} from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
 import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
 import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
+  AppendOptions,
   ConversationStore,
+  CreateOptions,
+  OwnerOptions,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -45,6 +55,8 @@ interface LoadedRow {
   created_at: string;
   extra: string;
   parts: string;
+  source_format: string | null;
+  source: string | null;
 }
 
 /**
@@ -83,12 +95,14 @@ export class SqliteStore implements ConversationStore {
       commit: prepare("COMMIT"),
       rollback: prepare("ROLLBACK"),
       insertConversation: prepare(
-        "INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO conversations (id, created_at, metadata, owner) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
       ),
-      hasConversation: prepare("SELECT 1 FROM conversations WHERE id = ?"),
-      reserveSeq: prepare("UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? RETURNING next_seq"),
+      hasConversation: prepare("SELECT 1 FROM conversations WHERE id = ? AND owner = ?"),
+      reserveSeq: prepare(
+        "UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? AND owner = ? RETURNING next_seq",
+      ),
       insertMessage: prepare(
-        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       insertPart: prepare("INSERT INTO parts (message_id, position, part) VALUES (?, ?, ?)"),
       upsertPart: prepare(
@@ -96,33 +110,40 @@ export class SqliteStore implements ConversationStore {
       ),
       markComplete: prepare("UPDATE messages SET complete = 1 WHERE id = ?"),
       load: prepare(
-        `SELECT m.seq, m.complete, m.created_at, m.extra,
+        `SELECT m.seq, m.complete, m.created_at, m.extra, m.source_format, m.source,
            '[' || coalesce((SELECT group_concat(p.part, ',' ORDER BY p.position) FROM parts p WHERE p.message_id = m.id), '') || ']' AS parts
-         FROM messages m WHERE m.conversation_id = ? ORDER BY m.seq`,
+         FROM messages m WHERE m.conversation_id = ?
+           AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.owner = ?)
+         ORDER BY m.seq`,
       ),
     };
   }
 
-  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     const result = this.statements.insertConversation.run(
       id,
       new Date().toISOString(),
       JSON.stringify(options.metadata ?? {}),
+      ownerOf(options),
     );
     if (result.changes === 0) throw conversationExists(id);
     return { id };
   }
 
-  async hasConversation(id: string): Promise<boolean> {
-    return this.statements.hasConversation.get(id) !== undefined;
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.statements.hasConversation.get(id, ownerOf(options)) !== undefined;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     return this.transaction(() => {
-      const firstSeq = this.reserveSeqs(conversationId, encoded.length);
+      const firstSeq = this.reserveSeqs(conversationId, ownerOf(options), encoded.length);
       return encoded.map((message, offset) => {
         const seq = firstSeq + offset;
         const { lastInsertRowid } = this.statements.insertMessage.run(
@@ -132,32 +153,39 @@ export class SqliteStore implements ConversationStore {
           1,
           createdAt,
           message.envelope,
+          message.sourceFormat,
+          message.source,
         );
         message.parts.forEach((part, position) => {
           this.statements.insertPart.run(lastInsertRowid, position, part);
         });
-        return { seq, message: decodeMessage(message.envelope, message.parts), complete: true, createdAt };
+        const decoded = decodeMessage(message.envelope, message.parts);
+        return storedMessage(seq, decoded, true, createdAt, message.sourceFormat, message.source);
       });
     });
   }
 
-  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
     // One statement reads one snapshot, even while another process streams into the conversation. Parts
     // come joined into one JSON array text per message, so each message costs one parse.
-    const rows = this.statements.load.all(conversationId) as LoadedRow[];
-    if (rows.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
-    return rows.map((row) => ({
-      seq: row.seq,
-      message: decodeMessageWithParts(row.extra, row.parts),
-      complete: row.complete === 1,
-      createdAt: row.created_at,
-    }));
+    const rows = this.statements.load.all(conversationId, ownerOf(options)) as LoadedRow[];
+    if (rows.length === 0) return (await this.hasConversation(conversationId, options)) ? [] : undefined;
+    return rows.map((row) =>
+      storedMessage(
+        row.seq,
+        decodeMessageWithParts(row.extra, row.parts),
+        row.complete === 1,
+        row.created_at,
+        row.source_format,
+        row.source,
+      ),
+    );
   }
 
-  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
     const createdAt = new Date().toISOString();
     const { seq, messageId } = this.transaction(() => {
-      const reserved = this.reserveSeqs(conversationId, 1);
+      const reserved = this.reserveSeqs(conversationId, ownerOf(options), 1);
       const { lastInsertRowid } = this.statements.insertMessage.run(
         conversationId,
         reserved,
@@ -165,6 +193,8 @@ export class SqliteStore implements ConversationStore {
         0,
         createdAt,
         emptyEnvelope(role),
+        null,
+        null,
       );
       return { seq: reserved, messageId: lastInsertRowid };
     });
@@ -216,9 +246,9 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
-  /** Reserves `count` sequence numbers on the conversation row; the first one comes back. */
-  private reserveSeqs(conversationId: string, count: number): number {
-    const row = this.statements.reserveSeq.get(count, conversationId) as { next_seq: number } | undefined;
+  /** Reserves `count` sequence numbers on the conversation row `owner` holds; the first one comes back. */
+  private reserveSeqs(conversationId: string, owner: string, count: number): number {
+    const row = this.statements.reserveSeq.get(count, conversationId, owner) as { next_seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);
     return row.next_seq - count;
   }

@@ -79,8 +79,9 @@ export class SqliteTraceWorker implements TraceSink {
 }
 
 /**
- * Where the worker's module is: beside this one in the compiled package, under `store/sqlite/` beside the
- * bundled CLI, or (running from the TypeScript sources, as the tests do) the source itself through tsx.
+ * Where the worker's module is: beside this one, in the compiled package (`dist/store/sqlite/`) as beside the
+ * bundled CLI (`dist/`, built there by scripts/bundle-cli.mjs), as the tokenizer's thread is found; or
+ * (running from the TypeScript sources, as the tests do) the source itself through tsx.
  */
 function workerScript(): { script: string | URL; options: { eval?: boolean } } {
   const here = import.meta.url;
@@ -89,8 +90,7 @@ function workerScript(): { script: string | URL; options: { eval?: boolean } } {
     const bootstrap = `(async () => { const { register } = await import("tsx/esm/api"); register(); await import(${source}); })();`;
     return { script: bootstrap, options: { eval: true } };
   }
-  const candidates = [new URL("./trace-worker.js", here), new URL("./store/sqlite/trace-worker.js", here)];
-  const found = candidates.find((candidate) => existsSync(fileURLToPath(candidate)));
-  if (found === undefined) throw new Error("the trace writer's module (trace-worker.js) is missing");
-  return { script: found, options: {} };
+  const compiled = new URL("./trace-worker.js", here);
+  if (!existsSync(fileURLToPath(compiled))) throw new Error("the trace writer's module (trace-worker.js) is missing");
+  return { script: compiled, options: {} };
 }

@@ -1,0 +1,334 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type {
+  ConversationRequest,
+  ConversationResponse,
+  Converted,
+  ErrorType,
+  IncrementalDecoder,
+  LossyEntry,
+  Message,
+  StreamError,
+  StreamEvent,
+  WireFormat,
+} from "../core/index.js";
+import type { SseMessage } from "../stream/sse.js";
+
+/**
+ * One API format, whole: Parley answering clients that speak it (`client`), Parley calling providers that
+ * speak it (`upstream`), its message history (`history`) and, when a client and its provider speak it both,
+ * how the client's own bytes go through (`passthrough`). The gateway, the CLI and repair reach a format only
+ * through this interface and the registry; everything behind it lives in the format's folder.
+ */
+export interface FormatAdapter<Id extends WireFormat = WireFormat> {
+  readonly id: Id;
+  /** The API's name for messages: `Anthropic Messages`. */
+  readonly label: string;
+  readonly client: ClientSide;
+  readonly upstream: UpstreamSide;
+  readonly history: HistoryCodec;
+  readonly passthrough?: SameFormatPassthrough;
+}
+
+/** How thinking is written to an API that has no signed thinking blocks (see `--reasoning`). */
+export const REASONING_MODES = ["think-tags", "reasoning_content", "reasoning", "reasoning_details", "drop"] as const;
+
+export type ReasoningMode = (typeof REASONING_MODES)[number];
+
+// ---- client side: Parley answering a client of this API ----
+
+export interface ClientSide {
+  /** The routes this API is answered on, by what they do. */
+  readonly routes: readonly ClientRoute[];
+  /** An unknown path under this prefix is answered (404, 405) in this API's error shape. */
+  readonly pathPrefix?: string;
+  /** A request body: loose validation (an `InvalidRequestError` naming the field), then to core. */
+  readRequest(body: unknown): ClientRequestRead;
+  /** A token-count request body as the request it counts (for a `count-tokens` route). */
+  readCountTokensRequest?(body: unknown): ConversationRequest;
+  /** A whole answer as this API gives it. */
+  encodeResponse(response: ConversationResponse, options?: ClientEncodeOptions): Converted<unknown>;
+  /** The answer's stream as this API gives it; one encoder per answer. */
+  streamEncoder(options: ClientStreamOptions): ClientStreamEncoder;
+  /**
+   * What a streamed answer could not carry to this client: what `encodeResponse` reports for the same answer,
+   * and what streaming changes on top (tool arguments that are not JSON).
+   */
+  streamedAnswerLossy(answer: ConversationResponse, options?: ClientEncodeOptions): LossyEntry[];
+  /** An error Parley answers a request with, as this API's error body. */
+  errorBody(error: ErrorReport, requestId: string): unknown;
+  /** An error carried in place of an answer (an upstream's, converted), as this API's error body. */
+  errorDocument(error: StreamError): unknown;
+  /** `GET /v1/models` and `GET /v1/models/{id}` in this API's shapes (for `models` and `model` routes). */
+  readonly models?: {
+    list(models: readonly ModelInfo[]): unknown;
+    one(model: ModelInfo): unknown;
+  };
+}
+
+export interface ClientRoute {
+  method: "GET" | "POST";
+  path: string;
+  /** `answer`: a conversation turn; `count-tokens`: its input tokens; `models`, `model`: the model list, one model. */
+  kind: "answer" | "count-tokens" | "models" | "model";
+  /** An `answer` route that takes `x-parley-conversation-id` (stored history in front of the client's). */
+  conversations?: boolean;
+}
+
+export interface ClientRequestRead extends Converted<ConversationRequest> {
+  /** The client asked for usage at the end of its stream (OpenAI's `stream_options.include_usage`). */
+  includeUsage?: boolean;
+}
+
+export interface ClientEncodeOptions {
+  /** Where thinking goes for a client of an API without thinking blocks; each API has its default. */
+  reasoning?: ReasoningMode;
+}
+
+export interface ClientStreamOptions extends ClientEncodeOptions {
+  /** The model name the client sees; absent, the source's (from `message-start`). */
+  model?: string;
+  includeUsage?: boolean;
+}
+
+/** Core events to the client's wire stream, with the keep-alive and error frames of its API. */
+export interface ClientStreamEncoder {
+  encode(event: StreamEvent): string;
+  /** A frame that keeps an idle connection open. */
+  ping(): string;
+  /** The frame that ends a stream that failed after its status line went out. */
+  error(error: StreamError): string;
+  /** What closes the stream after its last event (`data: [DONE]` on OpenAI); empty before a finish or error. */
+  end(): string;
+}
+
+/** An error as the gateway reports it: its type, what happened, the offending field. */
+export interface ErrorReport {
+  type: ErrorType;
+  message: string;
+  param: string | null;
+  /** What a client acts on beside the type (Anthropic's `error.details.error_code`). */
+  details?: Record<string, unknown>;
+}
+
+export interface ModelInfo {
+  id: string;
+  /** ISO 8601. */
+  createdAt: string;
+  /** The model the name reaches, when it is another (shown beside the name). */
+  upstreamModel?: string;
+  /** Who serves it (the provider's name). */
+  ownedBy?: string;
+  /** Prompt and answer together, in tokens. */
+  contextWindow?: number;
+  /** The largest answer the model gives. */
+  maxOutputTokens?: number;
+}
+
+// ---- upstream side: Parley calling a provider of this API ----
+
+export interface UpstreamSide {
+  /** The provider `type` in the configuration. */
+  readonly type: string;
+  /** The history rules of the API itself (`parley repair --for`); a provider's own are its connection's. */
+  readonly repairTarget: RepairTarget;
+  /** A configured provider of this API, ready to call; built once at start-up. Throws `SettingError`. */
+  connect(settings: ProviderSettings): UpstreamConnection;
+  /** A request in this API with no provider in view (`parley convert`). */
+  encodeRequest(request: ConversationRequest, options?: { reasoning?: ReasoningMode }): Converted<unknown>;
+  /** A whole answer, read leniently. */
+  decodeResponse(body: Record<string, unknown>): Converted<ConversationResponse>;
+  /** The SSE messages of an answer's stream as core events. */
+  streamDecoder(): IncrementalDecoder<SseMessage>;
+  /** A 2xx body that is no answer: the error object it carries instead, or why it holds none. */
+  notAnAnswer(body: Record<string, unknown>): NotAnAnswer | undefined;
+  /** What a whole answer must have to be read at all; throws an error naming the field (`parley convert`). */
+  checkAnswer(body: Record<string, unknown>): void;
+  /** The data of a stream's closing message that is not an event (`[DONE]`). */
+  readonly streamEndMarker?: string;
+  /** What one stream event's data carries that its decoder leaves out (choices past the first). */
+  streamEventLossy?(data: unknown): LossyEntry | undefined;
+  /** What of a client's own request its connections let through to this API; nothing else of it goes. */
+  readonly forwarded: ClientForwarding;
+}
+
+/**
+ * What of a client's own request reaches an upstream, on purpose, by name: the upstream's request is built from
+ * the provider's settings, and only these are copied from the client's. Never its credentials (`x-api-key`,
+ * `authorization`, a key in the query string), cookies, hop-by-hop headers or anything a proxy added.
+ */
+export interface ClientForwarding {
+  headers: readonly string[];
+  /** Taken only from a client of this same API: another API's query means nothing here. */
+  queryParameters: readonly string[];
+}
+
+export type NotAnAnswer = { error: StreamError } | { noAnswer: string };
+
+/** What the configuration says of one provider. */
+export interface ProviderSettings {
+  /** The configuration's key; also the provider recorded in reasoning origins. */
+  name: string;
+  /** Without a trailing slash. */
+  baseUrl: string;
+  apiKey?: string;
+  preset?: string;
+  reasoning?: ReasoningMode;
+  compat: Record<string, unknown>;
+  headers: Record<string, string>;
+  anthropicVersion?: string;
+}
+
+/** A setting of a provider its API cannot use: `path` below the provider (`compat.foo`). */
+export class SettingError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SettingError";
+  }
+}
+
+/** One configured provider: everything per provider is resolved once, at start-up. */
+export interface UpstreamConnection {
+  /** The URL requests are POSTed to. */
+  readonly endpoint: string;
+  /** The history rules of this provider, its quirks included. */
+  readonly repairTarget: RepairTarget;
+  /**
+   * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
+   * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names.
+   */
+  target(clientHeaders: IncomingHttpHeaders, stream: boolean, clientQuery?: URLSearchParams): UpstreamTarget;
+  /** A repaired request as this provider's body. */
+  encodeRequest(request: ConversationRequest): Converted<unknown>;
+  /** A whole answer; `request` says which tools a tool call written as text may name. */
+  decodeResponse(body: Record<string, unknown>, request: ConversationRequest): Converted<ConversationResponse>;
+  streamDecoder(request: ConversationRequest): IncrementalDecoder<SseMessage>;
+  /**
+   * A whole answer sent to a streaming request (some servers ignore `stream: true`), as the SSE text it
+   * stands for. Absent: this API does not do that, and such an answer is an upstream fault.
+   */
+  wholeAnswerAsStream?(body: Record<string, unknown>): string;
+  /** What the connection knows of the provider's models without asking the provider; absent: nothing. */
+  readonly modelFacts?: ProviderModelFacts;
+}
+
+/** A model's limits, in tokens. */
+export interface ModelLimits {
+  /** Prompt and answer together. */
+  contextWindow?: number;
+  /** The largest `max_tokens` the provider accepts for the model. */
+  maxOutputTokens?: number;
+}
+
+export interface ProviderModelFacts {
+  /** The kind of server whose quirks apply (a preset id: `vllm`, `ollama`, `deepseek`...). */
+  readonly preset: string;
+  /** Whether the preset was guessed from the base URL rather than configured. */
+  readonly presetGuessed: boolean;
+  /** The limits the provider publishes for a model, when its figures are known. */
+  publishedLimits(model: string): ModelLimits | undefined;
+  /** A cap on every model's output (`compat.maxTokensCap`). */
+  readonly maxTokensCap?: number;
+}
+
+export interface UpstreamTarget {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * What a history must be for an API to take it, as data: the repair passes and the validator read these,
+ * never the API's name.
+ */
+export interface RepairTarget {
+  /**
+   * Where tool results may answer tool calls: only in the next message (system messages in place skipped),
+   * or in any user message before the next assistant message (where OpenAI's `tool` messages land).
+   */
+  toolResultZone: ToolResultZone;
+  /**
+   * What is too empty to send. `blank-text`: a message or text block (in a tool result too) with nothing but
+   * whitespace; `no-content`: only a message with nothing the API can take (empty text, redacted thinking).
+   */
+  emptiness: "blank-text" | "no-content";
+  /** Thinking goes back as thinking only when this format signed it; any other thinking becomes text. */
+  thinkingSignedBy?: WireFormat;
+  /** Roles alternate between user and assistant, starting with user. */
+  alternatingRoles: boolean;
+  /** Tool-call ids must match this and be unique in the history; others are renamed. */
+  toolIdPattern?: RegExp;
+  /** Tool results come first in what answers the calls, before any other content. */
+  toolResultsFirst: boolean;
+  /** A final assistant message (a prefill) may not end with whitespace. */
+  noTrailingWhitespaceAtEnd: boolean;
+  /** Every assistant message with tool calls carries its reasoning (Kimi, DeepSeek). */
+  reasoningOnToolCallTurns: boolean;
+  /** The provider, whose own words a violation is given in where they differ. */
+  provider?: string;
+}
+
+export type ToolResultZone = "next-message" | "until-next-assistant";
+
+// ---- history: a conversation's messages in this API ----
+
+export interface HistoryCodec {
+  /**
+   * Whether a message carries a mark only this format has (a role, a field, a block type): how `normalize` and
+   * `parley repair` tell a history's format. Parley's own format needs none: it is what is left.
+   */
+  recognizes?(message: Record<string, unknown>): boolean;
+  /** An array of this API's messages (paths name `messages[i]`) to core. */
+  toCore(messages: unknown): HistoryRead;
+  fromCore(messages: readonly Message[], options?: HistoryEncodeOptions): Converted<unknown[]>;
+}
+
+export interface HistoryRead {
+  messages: Message[];
+  lossy: LossyEntry[];
+  /** Per core message, the wire messages it came from, where they are not one to one. */
+  sources?: MessageSource[];
+}
+
+/** The wire message a core message started at, and the wire message each of its parts came from. */
+export interface MessageSource {
+  message: number;
+  parts: number[];
+}
+
+export interface HistoryEncodeOptions {
+  reasoning?: ReasoningMode;
+  /** The provider whose quirks (and reasoning mode, when `reasoning` is absent) the history is written for. */
+  provider?: ProviderSettings;
+  /** Thinking this API did not sign goes out signed with its origin, for clients that drop unsigned thinking. */
+  signOriginThinking?: boolean;
+  /** The wire history the messages were read from: blocks carried unchanged go out as the very objects that came in. */
+  original?: readonly unknown[];
+}
+
+// ---- the same format on both sides ----
+
+/**
+ * A client and its provider speaking the same API: the client's own request goes on with only what must change
+ * (the model), and the provider's answer comes back as it came (contract invariant 8).
+ */
+export interface SameFormatPassthrough {
+  request(input: PassthroughRequest): Converted<unknown> & { bodyText?: string };
+  /** The provider's whole answer as the client gets it. */
+  response(body: Record<string, unknown>, clientModel: string): unknown;
+  /** The API's token-count URL for a request URL, where the API counts tokens itself. */
+  countTokensUrl?(url: string): string;
+}
+
+export interface PassthroughRequest {
+  /** The client's body as parsed, and its text as sent. */
+  body: Record<string, unknown>;
+  text: string;
+  clientModel: string;
+  upstreamModel: string;
+  /** The stored messages put in front of the client's (none without a conversation). */
+  stored: readonly Message[];
+  /** The whole history (stored and the client's) when repair changed it; absent when repair changed nothing. */
+  repaired?: readonly Message[];
+}

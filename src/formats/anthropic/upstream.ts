@@ -1,0 +1,102 @@
+import type { ConversationRequest, ConversationResponse, Converted } from "../../core/index.js";
+import type { ClientForwarding, ProviderSettings, RepairTarget, UpstreamConnection, UpstreamSide } from "../adapter.js";
+import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
+import { coreToAnthropicRequest } from "./from-core.js";
+import { createAnthropicStreamDecoder } from "./stream-decoder.js";
+import { anthropicResponseToCore } from "./to-core.js";
+import type { AnthropicMessageResponse } from "./wire-types.js";
+
+/** Anthropic's pattern for `tool_use.id`; its 400 names it ("String should match pattern"). */
+export const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * What the Messages API refuses in a history, each rule a 400 of its own: see repair-and-normalize.md.
+ * Thinking goes back only with Anthropic's own signature.
+ */
+export const ANTHROPIC_REPAIR_TARGET: RepairTarget = {
+  toolResultZone: "next-message",
+  emptiness: "blank-text",
+  thinkingSignedBy: "anthropic",
+  alternatingRoles: true,
+  toolIdPattern: ANTHROPIC_TOOL_ID,
+  toolResultsFirst: true,
+  noTrailingWhitespaceAtEnd: true,
+  reasoningOnToolCallTurns: false,
+};
+
+const DEFAULT_VERSION = "2023-06-01";
+
+/** The client's betas are its own business with Anthropic; its key is not (the provider's key is used). */
+export const ANTHROPIC_FORWARDED: ClientForwarding = {
+  headers: ["anthropic-beta"],
+  // Anthropic's SDK marks beta calls with `?beta=true`.
+  queryParameters: ["beta"],
+};
+
+/** Parley calling an Anthropic Messages API (Anthropic itself, or a server that speaks it). */
+export const anthropicUpstream: UpstreamSide = {
+  type: "anthropic",
+  repairTarget: ANTHROPIC_REPAIR_TARGET,
+  connect: connectAnthropic,
+  encodeRequest: (request) => coreToAnthropicRequest(request),
+  decodeResponse: decodeResponse,
+  streamDecoder: createAnthropicStreamDecoder,
+  forwarded: ANTHROPIC_FORWARDED,
+  notAnAnswer(body) {
+    if (body.type !== "error") return undefined;
+    const error = (body.error ?? {}) as { type?: unknown; message?: unknown };
+    return {
+      error: {
+        type: typeof error.type === "string" ? error.type : "api_error",
+        message: typeof error.message === "string" ? error.message : JSON.stringify(body.error ?? null),
+      },
+    };
+  },
+  checkAnswer(body) {
+    if (!Array.isArray(body.content))
+      throw new Error("content: must be an array of content blocks (is this a Messages API response?)");
+  },
+};
+
+function decodeResponse(body: Record<string, unknown>): Converted<ConversationResponse> {
+  return { value: anthropicResponseToCore(body as AnthropicMessageResponse), lossy: [] };
+}
+
+function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
+  const endpoint = provider.baseUrl.endsWith("/v1")
+    ? `${provider.baseUrl}/messages`
+    : `${provider.baseUrl}/v1/messages`;
+  const version = provider.anthropicVersion ?? DEFAULT_VERSION;
+  return {
+    endpoint,
+    repairTarget: ANTHROPIC_REPAIR_TARGET,
+    target(clientHeaders, stream, clientQuery) {
+      const headers: Record<string, string> = {
+        ...provider.headers,
+        "content-type": "application/json",
+        accept: stream ? "text/event-stream" : "application/json",
+        "anthropic-version": version,
+        // Only what `ANTHROPIC_FORWARDED` names comes from the client.
+        ...forwardedHeaders(clientHeaders, ANTHROPIC_FORWARDED),
+      };
+      if (provider.apiKey !== undefined) headers["x-api-key"] = provider.apiKey;
+      const query = forwardedQuery(clientQuery, ANTHROPIC_FORWARDED);
+      return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
+    },
+    encodeRequest: (request) => coreToAnthropicRequest(hoistLeadingSystem(request)),
+    decodeResponse: (body) => decodeResponse(body),
+    streamDecoder: () => createAnthropicStreamDecoder(),
+  };
+}
+
+/**
+ * OpenAI clients put the system prompt first among the messages; Anthropic's place for it is `system`, which
+ * every Anthropic-compatible server reads (not all of them take a `system` message in place).
+ */
+function hoistLeadingSystem(request: ConversationRequest): ConversationRequest {
+  let count = 0;
+  while (request.messages[count]?.role === "system") count++;
+  if (count === 0 || request.system !== undefined) return request;
+  const parts = request.messages.slice(0, count).flatMap((message) => message.parts);
+  return { ...request, system: { role: "system", parts }, messages: request.messages.slice(count) };
+}

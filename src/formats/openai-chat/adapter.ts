@@ -1,0 +1,13 @@
+import type { FormatAdapter } from "../adapter.js";
+import { openaiChatClient } from "./client.js";
+import { openaiChatHistory } from "./history.js";
+import { openaiChatUpstream } from "./upstream.js";
+
+/** OpenAI Chat Completions, as OpenAI and every OpenAI-compatible server speak it. */
+export const openaiChatAdapter: FormatAdapter<"openai"> = {
+  id: "openai",
+  label: "OpenAI Chat Completions",
+  client: openaiChatClient,
+  upstream: openaiChatUpstream,
+  history: openaiChatHistory,
+};

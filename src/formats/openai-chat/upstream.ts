@@ -1,0 +1,150 @@
+import type { ConversationRequest, LossyEntry } from "../../core/index.js";
+import {
+  type ClientForwarding,
+  type ProviderSettings,
+  type RepairTarget,
+  SettingError,
+  type UpstreamConnection,
+  type UpstreamSide,
+} from "../adapter.js";
+import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
+import { type OpenAICompat, PRESETS, resolveCompat } from "./compat.js";
+import { coreToOpenAIRequest } from "./from-core.js";
+import { streamErrorFromOpenAI } from "./map-error.js";
+import { limitsProviderKey, publishedLimits } from "./model-limits.js";
+import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
+import { openaiResponseToCore } from "./to-core.js";
+import type { OpenAIChatResponse } from "./wire-types.js";
+
+/** What a Chat Completions API refuses in a history, for a provider with these quirks. */
+export function openaiRepairTarget(compat: Partial<OpenAICompat>, provider?: string): RepairTarget {
+  const target: RepairTarget = {
+    toolResultZone: "until-next-assistant",
+    emptiness: "no-content",
+    alternatingRoles: false,
+    toolResultsFirst: compat.strictToolMessageOrder ?? false,
+    noTrailingWhitespaceAtEnd: false,
+    reasoningOnToolCallTurns: compat.requiresReasoningOnToolCallTurns ?? false,
+  };
+  if (provider !== undefined) target.provider = provider;
+  return target;
+}
+
+/** Nothing of the client's own request goes to a Chat Completions API: its body is all the API reads. */
+const OPENAI_FORWARDED: ClientForwarding = { headers: [], queryParameters: [] };
+
+/** Parley calling an OpenAI-compatible Chat Completions API. */
+export const openaiChatUpstream: UpstreamSide = {
+  type: "openai",
+  // OpenAI's own rule, which `parley repair --for openai` applies: tool messages right after the tool calls.
+  repairTarget: openaiRepairTarget({ strictToolMessageOrder: true }),
+  connect: connectOpenAI,
+  encodeRequest: (request, options = {}) =>
+    coreToOpenAIRequest(request, { reasoning: options.reasoning ?? "think-tags" }),
+  decodeResponse: (body) => openaiResponseToCore(body as OpenAIChatResponse),
+  streamDecoder: () => createOpenAIStreamDecoder(),
+  notAnAnswer(body) {
+    // Some servers send an error object with a 2xx: it is the error the same status would have been.
+    if (body.error !== undefined && body.error !== null && !Array.isArray(body.choices))
+      return { error: streamErrorFromOpenAI(body.error) };
+    if (!Array.isArray(body.choices) || body.choices.length === 0)
+      return { noAnswer: "upstream answered without any choices" };
+    return undefined;
+  },
+  checkAnswer(body) {
+    const choices = body.choices;
+    if (!Array.isArray(choices) || choices.length === 0)
+      throw new Error("choices: must be a non-empty array of choices (is this a Chat Completions response?)");
+    const message = (choices[0] as { message?: unknown } | null)?.message;
+    if (message === null || typeof message !== "object" || Array.isArray(message))
+      throw new Error("choices[0].message: must be an object");
+    const content = (message as { content?: unknown }).content;
+    if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content))
+      throw new Error("choices[0].message.content: must be a string, an array of parts or null");
+  },
+  streamEndMarker: "[DONE]",
+  forwarded: OPENAI_FORWARDED,
+  streamEventLossy(data): LossyEntry | undefined {
+    const choices = (data as { choices?: unknown } | null)?.choices;
+    if (!Array.isArray(choices)) return undefined;
+    if (!choices.some((choice) => ((choice as { index?: unknown } | null)?.index ?? 0) !== 0)) return undefined;
+    return { code: "extra-choices-dropped", message: "only the first choice is kept" };
+  },
+};
+
+/** Every setting name a provider's `compat` may override. */
+const COMPAT_KEYS = new Set([...Object.keys(PRESETS.generic ?? {}), "maxTokensCap", "textToolCallFormat"]);
+
+function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
+  const compat = compatOf(provider);
+  const reasoning = provider.reasoning ?? compat.reasoningMode;
+  const endpoint = `${provider.baseUrl}/chat/completions`;
+  const decodeOptions = (request: ConversationRequest): OpenAIDecodeOptions => {
+    // Whose reasoning it is, and which text tool-call syntax to recover (typed by the request's tools).
+    const options: OpenAIDecodeOptions = { provider: provider.name };
+    if (request.tools !== undefined) options.tools = request.tools;
+    if (compat.textToolCallFormat !== undefined) options.textToolCalls = compat.textToolCallFormat;
+    return options;
+  };
+  return {
+    endpoint,
+    repairTarget: openaiRepairTarget(compat, provider.name),
+    target(clientHeaders, stream, clientQuery) {
+      const headers: Record<string, string> = {
+        ...provider.headers,
+        "content-type": "application/json",
+        accept: stream ? "text/event-stream" : "application/json",
+        ...forwardedHeaders(clientHeaders, OPENAI_FORWARDED),
+      };
+      if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
+      const query = forwardedQuery(clientQuery, OPENAI_FORWARDED);
+      return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
+    },
+    encodeRequest(request) {
+      const converted = coreToOpenAIRequest(request, { reasoning, compat, provider: provider.name });
+      const body = converted.value as unknown as Record<string, unknown>;
+      if (request.stream && body.stream_options === undefined && compat.streamUsage !== false) {
+        // Usage arrives only when asked for; clients' context meters depend on it.
+        body.stream_options = { include_usage: true };
+      }
+      return converted;
+    },
+    decodeResponse: (body, request) => openaiResponseToCore(body as OpenAIChatResponse, decodeOptions(request)),
+    streamDecoder: (request) => createOpenAIStreamDecoder(decodeOptions(request)),
+    wholeAnswerAsStream,
+    modelFacts: {
+      preset: compat.id,
+      presetGuessed: provider.preset === undefined,
+      publishedLimits: (model) => publishedLimits(limitsProviderKey(compat.id, provider.baseUrl), model),
+      ...(compat.maxTokensCap === undefined ? {} : { maxTokensCap: compat.maxTokensCap }),
+    },
+  };
+}
+
+/** The provider's quirks: its preset (named, or guessed from the base URL) with its overrides. */
+export function compatOf(provider: ProviderSettings): OpenAICompat {
+  if (provider.preset !== undefined && !(provider.preset in PRESETS)) {
+    throw new SettingError("preset", `unknown preset '${provider.preset}' (known: ${Object.keys(PRESETS).join(", ")})`);
+  }
+  for (const key of Object.keys(provider.compat)) {
+    if (!COMPAT_KEYS.has(key)) throw new SettingError(`compat.${key}`, "unknown setting");
+  }
+  try {
+    return resolveCompat(provider.preset, provider.baseUrl, provider.compat as Partial<OpenAICompat>);
+  } catch (error) {
+    throw new SettingError("compat", (error as Error).message);
+  }
+}
+
+/**
+ * A whole answer as the one-chunk event stream it is equivalent to: the message becomes the delta, so that
+ * the stream decoder reads it as the whole-answer codec reads it.
+ */
+function wholeAnswerAsStream(body: Record<string, unknown>): string {
+  const { choices, ...rest } = body as { choices?: Array<Record<string, unknown>> } & Record<string, unknown>;
+  const chunk = {
+    ...rest,
+    choices: (Array.isArray(choices) ? choices : []).map(({ message, ...choice }) => ({ ...choice, delta: message })),
+  };
+  return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
+}
