@@ -2,7 +2,7 @@
 // so that start-up reads one file instead of resolving and compiling a few hundred (a third of the gateway's
 // start-up went to that). Left to node_modules: the native SQLite driver, and what loads only on demand
 // (PostgreSQL's driver, the tokenizer's 65 MB of tables, YAML).
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { argv } from "node:process";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -27,9 +27,13 @@ const options = {
   logLevel: "warning",
 };
 await build({ ...options, entryPoints: [entry], outfile });
-// The tokenizer's thread (src/gateway/token-count.ts) starts from a file beside the bundle.
-await build({
-  ...options,
-  entryPoints: [`${dirname(dirname(entry))}/gateway/token-count-worker.js`],
-  outfile: `${dirname(outfile)}/token-count-worker.js`,
-});
+// The worker threads start from files beside the bundle, bundled the same way: the tokenizer's
+// (src/gateway/token-count.ts) and the SQLite trace writer's (src/store/sqlite/trace-writer.ts).
+const compiled = dirname(dirname(entry));
+for (const worker of ["gateway/token-count-worker.js", "store/sqlite/trace-worker.js"]) {
+  await build({
+    ...options,
+    entryPoints: [`${compiled}/${worker}`],
+    outfile: `${dirname(outfile)}/${basename(worker)}`,
+  });
+}

@@ -42,7 +42,7 @@ const interrupted = [
 async function newestTrace(): Promise<Json> {
   // Traces are written after the answer, without holding it up.
   for (let attempt = 0; attempt < 50; attempt++) {
-    const [summary] = await gateway.state.store!.listTraces({ limit: 1 });
+    const [summary] = (await gateway.state.store!.listTraces({ limit: 1 })).traces;
     if (summary !== undefined && summary.requestId === lastRequestId) return gateway.state.store!.getTrace(summary.id);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -52,7 +52,7 @@ async function newestTrace(): Promise<Json> {
 let lastRequestId = "";
 
 describe("traces of gateway exchanges", () => {
-  test("a whole answer: client and upstream sides, the repair report, timings, keys redacted", async () => {
+  test("a whole answer: both sides as sent, both models, the repair report, timings, keys redacted", async () => {
     upstream.enqueue({
       kind: "json",
       body: {
@@ -64,19 +64,25 @@ describe("traces of gateway exchanges", () => {
         usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 },
       },
     });
-    const reply = await postJson(
-      `${gateway.url}/v1/messages`,
-      { model: "m", max_tokens: 50, messages: interrupted },
-      { "x-api-key": CLIENT_KEY },
-    );
+    // Spacing and a number a parse would rewrite: the trace keeps the text as it came.
+    const sent = ` {"model": "m",  "max_tokens": 50.0, "messages": ${JSON.stringify(interrupted)}}`;
+    const reply = await postJson(`${gateway.url}/v1/messages`, sent, { "x-api-key": CLIENT_KEY });
     expect(reply.status).toBe(200);
     lastRequestId = String(reply.headers["request-id"] ?? reply.headers["x-request-id"]);
     const trace = await newestTrace();
     expect(trace.route).toBe("POST /v1/messages");
     expect(trace.provider).toBe("nim");
+    expect(trace.clientModel).toBe("m");
+    expect(trace.upstreamModel).toBe("m");
     expect(trace.status).toBe(200);
-    expect(trace.clientRequest.messages).toHaveLength(3);
-    expect(trace.upstreamRequest.messages.map((message: Json) => message.role)).toEqual([
+    expect(trace.stream).toBe(false);
+    expect(trace.inputTokens).toBe(30);
+    expect(trace.outputTokens).toBe(2);
+    expect(trace.durationMs).toBeGreaterThan(0);
+    expect(trace.clientRequest).toBe(sent.replace(CLIENT_KEY, "[redacted]"));
+    expect(trace.upstreamRequest).toBe(upstream.requests.at(-1)!.rawBody.replace(CLIENT_KEY, "[redacted]"));
+    expect(trace.clientResponse).toBe(reply.text);
+    expect(JSON.parse(trace.upstreamRequest).messages.map((message: Json) => message.role)).toEqual([
       "user",
       "assistant",
       "tool",

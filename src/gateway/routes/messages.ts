@@ -48,7 +48,7 @@ export async function handleAnswer(
       ...(converted.includeUsage === undefined ? {} : { includeUsage: converted.includeUsage }),
     },
     {
-      clientBody: raw,
+      clientBodyText: text,
       ...(conversationId === undefined
         ? {}
         : {

@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /**
  * The PostgreSQL schema, one numbered step at a time (never edit a released step). Parts and envelopes are
@@ -58,4 +59,5 @@ export const postgresMigrations: readonly Migration[] = [
     name: "conversation owners",
     sql: `ALTER TABLE conversations ADD COLUMN owner text NOT NULL DEFAULT 'default';`,
   },
+  traceSchemaStep(4),
 ];

@@ -4,8 +4,9 @@ import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
-import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
+import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
   AppendOptions,
   ConversationStore,
@@ -13,10 +14,15 @@ import type {
   OwnerOptions,
   StoredMessage,
   StreamingMessageWriter,
+  TracePage,
+  TraceQuery,
   TraceRecord,
-  TraceSummary,
+  TraceRetentionPolicy,
+  TraceUsage,
+  TraceWriterStats,
 } from "../types.js";
 import { postgresMigrations } from "./migrations.js";
+import { PostgresTraces } from "./traces.js";
 
 /** The part of a PostgreSQL driver this store calls (`pg.Pool` fits it). */
 export interface PostgresQueryable {
@@ -41,16 +47,6 @@ interface LoadedRow {
   source: string | null;
 }
 
-interface TraceSummaryRow {
-  id: string;
-  request_id: string;
-  created_at: Date;
-  route: string;
-  provider: string | null;
-  model: string | null;
-  status: number | null;
-}
-
 /** The messages' conversation is held by the owner in `$2`. */
 const OWNED = "EXISTS (SELECT 1 FROM conversations c WHERE c.id = $1 AND c.owner = $2)";
 
@@ -65,14 +61,24 @@ const MIGRATION_LOCK = 0x7061726c6579; // "parley"
 export class PostgresStore implements ConversationStore {
   private readonly pool: PostgresPool;
   private readonly flushPolicy: FlushPolicy | undefined;
+  private readonly traces: PostgresTraces;
+  private readonly traceQueue: TraceQueue;
 
-  private constructor(pool: PostgresPool, options: { flushPolicy?: FlushPolicy }) {
+  private constructor(pool: PostgresPool, options: { flushPolicy?: FlushPolicy } & TraceWriterOptions) {
     this.pool = pool;
     this.flushPolicy = options.flushPolicy;
+    const retention = writerRetention(options.traceRetention, DEFAULT_TRACE_BYTES.disk);
+    const traces = new PostgresTraces(pool, retention, options.traceSecrets ?? []);
+    this.traces = traces;
+    // Batches are written from a timer, after the responses went out; the database does the waiting.
+    this.traceQueue = new TraceQueue({ write: (batch) => traces.write(batch) }, options.traceQueue);
   }
 
   /** Applies missing migrations, then returns the store. */
-  static async open(pool: PostgresPool, options: { flushPolicy?: FlushPolicy } = {}): Promise<PostgresStore> {
+  static async open(
+    pool: PostgresPool,
+    options: { flushPolicy?: FlushPolicy } & TraceWriterOptions = {},
+  ): Promise<PostgresStore> {
     await migrate(pool);
     return new PostgresStore(pool, options);
   }
@@ -225,61 +231,32 @@ export class PostgresStore implements ConversationStore {
     });
   }
 
-  async recordTrace(trace: TraceRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
-         route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
-         record = excluded.record`,
-      traceRowValues(trace),
-    );
+  recordTrace(trace: TraceRecord): Promise<void> {
+    return this.traceQueue.enqueue(trace);
   }
 
-  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
-    const result = await this.pool.query(
-      "SELECT id, request_id, created_at, route, provider, model, status FROM traces ORDER BY created_at DESC, seq DESC LIMIT $1",
-      [clampLimit(options.limit)],
-    );
-    return (result.rows as TraceSummaryRow[]).map((row) => {
-      const summary: TraceSummary = {
-        id: row.id,
-        requestId: row.request_id,
-        createdAt: row.created_at.toISOString(),
-        route: row.route,
-      };
-      if (row.provider !== null) summary.provider = row.provider;
-      if (row.model !== null) summary.model = row.model;
-      if (row.status !== null) summary.status = row.status;
-      return summary;
-    });
+  async listTraces(query: TraceQuery = {}): Promise<TracePage> {
+    return this.traces.list(query);
   }
 
-  async getTrace(id: string): Promise<TraceRecord | undefined> {
-    const result = await this.pool.query("SELECT record FROM traces WHERE id = $1", [id]);
-    const row = result.rows[0] as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  async getTrace(idOrRequestId: string): Promise<TraceRecord | undefined> {
+    return this.traces.get(idOrRequestId);
   }
 
-  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
-    return this.transaction(async (client) => {
-      let removed = 0;
-      if (policy.maxAgeMs !== undefined) {
-        const result = await client.query("DELETE FROM traces WHERE created_at < $1", [ageCutoff(policy.maxAgeMs)]);
-        removed += result.rowCount ?? 0;
-      }
-      if (policy.maxCount !== undefined) {
-        const result = await client.query(
-          "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC OFFSET $1)",
-          [Math.max(0, Math.floor(policy.maxCount))],
-        );
-        removed += result.rowCount ?? 0;
-      }
-      return removed;
-    });
+  async pruneTraces(policy: TraceRetentionPolicy): Promise<number> {
+    return this.traces.prune(policy);
+  }
+
+  async traceUsage(): Promise<TraceUsage> {
+    return this.traces.usage();
+  }
+
+  traceStats(): TraceWriterStats {
+    return this.traceQueue.stats();
   }
 
   async close(): Promise<void> {
+    await this.traceQueue.close();
     await this.pool.end();
   }
 
@@ -295,24 +272,6 @@ export class PostgresStore implements ConversationStore {
        UPDATE messages SET complete = true WHERE id = $1 AND $4::boolean`,
       [messageId, changes.map((change) => change.position), changes.map((change) => change.part), complete],
     );
-  }
-
-  private async transaction<T>(work: (client: PostgresClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      client.release();
-      return result;
-    } catch (error) {
-      // A failed rollback means a broken connection: destroy it rather than return it to the pool.
-      await client.query("ROLLBACK").then(
-        () => client.release(),
-        (rollbackError: unknown) => client.release(rollbackError instanceof Error ? rollbackError : true),
-      );
-      throw error;
-    }
   }
 }
 

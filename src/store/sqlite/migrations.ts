@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /** The SQLite schema, one numbered step at a time. */
 export const sqliteMigrations: readonly Migration[] = [
@@ -55,4 +56,5 @@ export const sqliteMigrations: readonly Migration[] = [
     name: "conversation owners",
     sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
   },
+  traceSchemaStep(4),
 ];
