@@ -2,6 +2,7 @@
 // so that start-up reads one file instead of resolving and compiling a few hundred (a third of the gateway's
 // start-up went to that). Left to node_modules: the native SQLite driver, and what loads only on demand
 // (PostgreSQL's driver, the tokenizer's 65 MB of tables, YAML).
+import { basename, dirname } from "node:path";
 import { argv } from "node:process";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -9,9 +10,7 @@ import { build } from "esbuild";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const [entry = `${root}dist/cli/main.js`, outfile = `${root}dist/parley.js`] = argv.slice(2);
 
-await build({
-  entryPoints: [entry],
-  outfile,
+const options = {
   bundle: true,
   platform: "node",
   format: "esm",
@@ -26,4 +25,15 @@ await build({
   minifySyntax: true,
   sourcemap: "linked",
   logLevel: "warning",
-});
+};
+await build({ ...options, entryPoints: [entry], outfile });
+// The worker threads start from files beside the bundle, bundled the same way: the tokenizer's
+// (src/gateway/token-count.ts) and the SQLite trace writer's (src/store/sqlite/trace-writer.ts).
+const compiled = dirname(dirname(entry));
+for (const worker of ["gateway/token-count-worker.js", "store/sqlite/trace-worker.js"]) {
+  await build({
+    ...options,
+    entryPoints: [`${compiled}/${worker}`],
+    outfile: `${dirname(outfile)}/${basename(worker)}`,
+  });
+}

@@ -74,7 +74,7 @@ describe("the folder architecture", () => {
       stream: ["core", "text"],
       formats: ["core", "text", "stream"],
       repair: ["core", "formats"],
-      store: ["core"],
+      store: ["core", "stream"],
       upstream: ["core"],
     };
     const upward = edges.filter(({ from, to }) => {

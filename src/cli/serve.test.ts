@@ -47,6 +47,14 @@ async function listening(run: Run): Promise<string> {
   throw new Error(`not listening: ${run.stderr}`);
 }
 
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 let upstream: ScriptedUpstream;
 
 beforeAll(async () => {
@@ -66,13 +74,19 @@ const chunk = (text: string) => ({
 });
 
 describe("parley serve", () => {
-  test("prints exactly the listening line, serves, and exits 0 on SIGTERM", async () => {
+  test("prints the listening line, then one line per provider, serves, and exits 0 on SIGTERM", async () => {
     const run = serve(["--port", "0", "--store", "memory:", "--upstream", upstream.baseUrl], {
       PARLEY_LOG_LEVEL: "info",
     });
     const url = await listening(run);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(run.stdout).toBe(`parley listening on ${url}\n`);
+    await waitFor(() => run.stdout.includes("provider default"));
+    // The scripted server has no model list: the line says so, and names go upstream as sent.
+    expect(run.stdout).toBe(
+      `parley listening on ${url}\nprovider default: ${upstream.baseUrl} (openai, preset generic guessed from the URL): ` +
+        "no model list: GET /v1/models answered 404 (the server has no model list there); model names go as the " +
+        "client sends them (choose one with --model (PARLEY_MODEL))\n",
+    );
     const health = await request(`${url}/health`);
     expect(await health.body.json()).toEqual({ status: "ok" });
     run.child.kill("SIGTERM");
@@ -141,6 +155,8 @@ describe("parley serve", () => {
       "--upstream-key",
       "--upstream-type",
       "--reasoning",
+      "--model",
+      "--preset",
       "--store",
       "--api-key",
     ]) {

@@ -3,6 +3,7 @@ import { FORMATS, orList, UPSTREAM_TYPES } from "../formats/registry.js";
 import { ConfigError, loadConfig } from "../gateway/config/load.js";
 import { type RunningGateway, startGateway } from "../gateway/server.js";
 import type { CommandIo } from "./io.js";
+import { stopWhenOrphaned } from "./parent-watch.js";
 
 const help = `Usage: parley serve [options]
 
@@ -15,14 +16,24 @@ Options (each also read from the environment variable shown; flags win, then env
   --upstream URL           the default provider's base URL (PARLEY_UPSTREAM_URL, default http://127.0.0.1:11434/v1)
   --upstream-key KEY       the default provider's API key (PARLEY_UPSTREAM_KEY)
   --upstream-type TYPE     ${orList(UPSTREAM_TYPES)} (PARLEY_UPSTREAM_TYPE, default openai)
-  --reasoning MODE         think-tags, reasoning_content, reasoning or drop (PARLEY_REASONING, default think-tags)
+  --model ID               where model names the upstream does not serve go (PARLEY_MODEL; default: the
+                           upstream's one model when it serves one, found through its GET /models)
+  --preset NAME            the upstream's quirks and published limits (PARLEY_PRESET; default guessed from the URL):
+                           generic, vllm, sglang, llamacpp, ollama, lmstudio, nvidia-nim, deepseek, kimi, glm,
+                           minimax, openrouter, openai
+  --reasoning MODE         how thinking from elsewhere is sent to the upstream: think-tags, reasoning_content,
+                           reasoning, reasoning_details or drop (PARLEY_REASONING, default the preset's mode)
   --store URL              sqlite:PATH, postgres://..., memory: (PARLEY_STORE, default sqlite:./.parley/parley.db)
   --api-key KEY            a key clients must send; repeatable (PARLEY_API_KEYS, comma-separated)
   -h, --help               this text
 
 When ready it prints: parley listening on http://H:P
+then one line per provider: its URL and preset, the models it serves (asked with GET /models) and their limits,
+or "unreachable: <cause>" (the gateway runs all the same, and asks again before the next request).
 Logs are JSON lines on stderr. SIGTERM or SIGINT: stop accepting, let open streams finish, close the store, exit 0.
-See docs/configuration.md for the config file.
+Web pages of other origins are refused, and so are Host names the gateway does not know (PARLEY_ALLOWED_HOSTS,
+PARLEY_ALLOWED_ORIGINS, comma-separated, or allowedHosts and allowedOrigins in the file); see docs/security.md.
+See docs/configuration.md for the config file, docs/clients.md for Claude Code on each kind of server.
 `;
 
 /**
@@ -52,6 +63,8 @@ export async function runServe(argv: string[], io: CommandIo): Promise<number> {
         ...optional("upstreamKey", values["upstream-key"]),
         ...optional("upstreamType", values["upstream-type"]),
         ...optional("reasoning", values.reasoning),
+        ...optional("model", values.model),
+        ...optional("preset", values.preset),
         ...optional("store", values.store),
         ...(values["api-key"] === undefined ? {} : { apiKeys: values["api-key"] }),
       },
@@ -78,6 +91,9 @@ export async function runServe(argv: string[], io: CommandIo): Promise<number> {
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  stopWhenOrphaned(stop);
+  await Promise.race([gateway.discovery, delay(DISCOVERY_WAIT_MS)]);
+  if (!stopping) for (const line of gateway.describeProviders()) io.stdout(`${line}\n`);
   return -1;
 }
 
@@ -93,11 +109,20 @@ function parse(argv: string[]) {
       "upstream-key": { type: "string" },
       "upstream-type": { type: "string" },
       reasoning: { type: "string" },
+      model: { type: "string" },
+      preset: { type: "string" },
       store: { type: "string" },
       "api-key": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/** The provider lines wait this long for the providers' model lists; a provider still silent says so. */
+const DISCOVERY_WAIT_MS = 6_000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {

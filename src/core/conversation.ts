@@ -1,4 +1,5 @@
-import type { Extra, Message, TextPart } from "./parts.js";
+import type { Extra } from "./extra.js";
+import type { Message, TextPart } from "./parts.js";
 import type { StopReason } from "./stop-reason.js";
 import type { Usage } from "./usage.js";
 

@@ -1,6 +1,6 @@
 export * from "./conversation.js";
 export * from "./errors.js";
-export * from "./format-extra.js";
+export * from "./extra.js";
 export * from "./lossy.js";
 export * from "./parts.js";
 export * from "./reasoning-origin.js";

@@ -1,3 +1,5 @@
+import type { Extra } from "./extra.js";
+
 /**
  * The canonical conversation model: messages whose content is an ordered list of parts.
  *
@@ -9,9 +11,6 @@
 export const WIRE_FORMATS = ["anthropic", "openai", "responses"] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
-
-/** Fields a codec did not map, carried untouched so that a block round-trips deep-equal. */
-export type Extra = Record<string, unknown>;
 
 /**
  * Where reasoning sat in its producer's answer, so it can go back the same way: a field of an OpenAI-compatible
@@ -30,11 +29,12 @@ export type ReasoningField =
   | "redacted_thinking";
 
 /**
- * Who produced a thinking part. Thinking is origin-bound: it is replayed as a signed block only to
- * Anthropic when Anthropic produced it, and to an OpenAI-compatible provider only in the field it came in.
+ * Who produced a thinking part. Thinking is origin-bound: it is replayed as a signed block only to the provider
+ * whose signature it carries (Anthropic for Anthropic's own), and to an OpenAI-compatible provider only in the
+ * field it came in.
  */
 export interface ReasoningOrigin {
-  /** `anthropic` for a block carrying a real Anthropic signature; otherwise the OpenAI-compatible side. */
+  /** The API it came in: `anthropic` for a signed thinking block (Anthropic's, or a provider's of that API). */
   format: WireFormat;
   /** The gateway's provider name (config key) or preset id that produced it, when known. */
   provider?: string;
@@ -44,11 +44,16 @@ export interface ReasoningOrigin {
   model?: string;
   /** OpenRouter-style `reasoning_details` items as received, replayed unchanged to the same provider. */
   details?: unknown[];
+  /**
+   * The signature an Anthropic-format provider other than Anthropic gave the block (DeepSeek's, vLLM's made-up
+   * one), which only `provider` can take back: the block carries it wrapped in an origin envelope.
+   */
+  signature?: string;
   /** The producer's own id for this reasoning (a Responses reasoning item's `id`). */
   id?: string;
   /**
-   * What only the producer may get back, unmodified: a Responses reasoning item's `encrypted_content`; an
-   * Anthropic signature (or redacted thinking's data) carried where the client's format has no field for it.
+   * What only the producer may get back, unmodified: a Responses reasoning item's `encrypted_content`; Anthropic's
+   * own signature (or redacted thinking's data) carried where the client's format has no field for it.
    */
   sealed?: string;
 }
@@ -56,7 +61,7 @@ export interface ReasoningOrigin {
 export interface TextPart {
   type: "text";
   text: string;
-  /** e.g. Anthropic `cache_control`, `citations`. */
+  /** Fields a codec did not map, by the format they came from (e.g. Anthropic `cache_control`, `citations`). */
   extra?: Extra;
 }
 

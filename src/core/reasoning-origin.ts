@@ -5,7 +5,8 @@ import { type ReasoningOrigin, WIRE_FORMATS, type WireFormat } from "./parts.js"
  * Code among them) drop thinking blocks that lack one. Parley therefore signs such blocks with an envelope
  * that records their origin. On the way back the envelope says where the reasoning may go: to the same
  * provider in the field it came in, never to Anthropic as a signed block (Anthropic would answer 400
- * "Invalid signature").
+ * "Invalid signature"). A signature that only its provider can check (an Anthropic-format provider other than
+ * Anthropic) rides in the envelope too, and is taken out again only for that provider.
  */
 const PREFIX = "parley.v1.";
 
@@ -15,6 +16,7 @@ export function encodeOriginSignature(origin: ReasoningOrigin): string {
   if (origin.field !== undefined) payload.r = origin.field;
   if (origin.model !== undefined) payload.m = origin.model;
   if (origin.details !== undefined) payload.d = origin.details;
+  if (origin.signature !== undefined) payload.s = origin.signature;
   if (origin.id !== undefined) payload.i = origin.id;
   if (origin.sealed !== undefined) payload.e = origin.sealed;
   return PREFIX + Buffer.from(JSON.stringify(payload), "utf8").toString("base64url");
@@ -33,6 +35,7 @@ export function decodeOriginSignature(signature: string | undefined): ReasoningO
     if (typeof payload.r === "string") origin.field = payload.r;
     if (typeof payload.m === "string") origin.model = payload.m;
     if (Array.isArray(payload.d)) origin.details = payload.d;
+    if (typeof payload.s === "string") origin.signature = payload.s;
     if (typeof payload.i === "string") origin.id = payload.i;
     if (typeof payload.e === "string") origin.sealed = payload.e;
     return origin;

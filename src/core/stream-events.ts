@@ -1,4 +1,5 @@
-import type { Extra, Part } from "./parts.js";
+import type { Extra } from "./extra.js";
+import type { Part } from "./parts.js";
 import type { StopReason } from "./stop-reason.js";
 import type { Usage } from "./usage.js";
 

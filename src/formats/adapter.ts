@@ -141,12 +141,22 @@ export interface ErrorReport {
   type: ErrorType;
   message: string;
   param: string | null;
+  /** What a client acts on beside the type (Anthropic's `error.details.error_code`). */
+  details?: Record<string, unknown>;
 }
 
 export interface ModelInfo {
   id: string;
   /** ISO 8601. */
   createdAt: string;
+  /** The model the name reaches, when it is another (shown beside the name). */
+  upstreamModel?: string;
+  /** Who serves it (the provider's name). */
+  ownedBy?: string;
+  /** Prompt and answer together, in tokens. */
+  contextWindow?: number;
+  /** The largest answer the model gives. */
+  maxOutputTokens?: number;
 }
 
 // ---- upstream side: Parley calling a provider of this API ----
@@ -172,6 +182,19 @@ export interface UpstreamSide {
   readonly streamEndMarker?: string;
   /** What one stream event's data carries that its decoder leaves out (choices past the first). */
   streamEventLossy?(data: unknown): LossyEntry | undefined;
+  /** What of a client's own request its connections let through to this API; nothing else of it goes. */
+  readonly forwarded: ClientForwarding;
+}
+
+/**
+ * What of a client's own request reaches an upstream, on purpose, by name: the upstream's request is built from
+ * the provider's settings, and only these are copied from the client's. Never its credentials (`x-api-key`,
+ * `authorization`, a key in the query string), cookies, hop-by-hop headers or anything a proxy added.
+ */
+export interface ClientForwarding {
+  headers: readonly string[];
+  /** Taken only from a client of this same API: another API's query means nothing here. */
+  queryParameters: readonly string[];
 }
 
 export type NotAnAnswer = { error: StreamError } | { noAnswer: string };
@@ -188,6 +211,11 @@ export interface ProviderSettings {
   compat: Record<string, unknown>;
   headers: Record<string, string>;
   anthropicVersion?: string;
+  /**
+   * The gateway's other providers of the same type: a conversation may move among them (a route, Claude Code's
+   * `/model`), so what only one of them can take back must say whose it is.
+   */
+  peers?: readonly string[];
 }
 
 /** A setting of a provider its API cannot use: `path` below the provider (`compat.foo`). */
@@ -208,10 +236,16 @@ export interface UpstreamConnection {
   /** The history rules of this provider, its quirks included. */
   readonly repairTarget: RepairTarget;
   /**
-   * Where a request goes and with which headers: the provider's key and headers, the client's headers this
-   * API lets through, the client's query string where this API takes one.
+   * Set for a provider whose thinking signatures only it can take back (an Anthropic-format provider that is not
+   * Anthropic): the name its answers' signatures are wrapped under (an origin envelope), and the only provider
+   * they go back to unwrapped. Absent: signatures pass as they came.
    */
-  target(clientHeaders: IncomingHttpHeaders, stream: boolean, query: string): UpstreamTarget;
+  readonly signatureOwner?: string;
+  /**
+   * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
+   * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names.
+   */
+  target(clientHeaders: IncomingHttpHeaders, stream: boolean, clientQuery?: URLSearchParams): UpstreamTarget;
   /** A repaired request as this provider's body. */
   encodeRequest(request: ConversationRequest): Converted<unknown>;
   /** A whole answer; `request` says which tools a tool call written as text may name. */
@@ -222,6 +256,27 @@ export interface UpstreamConnection {
    * stands for. Absent: this API does not do that, and such an answer is an upstream fault.
    */
   wholeAnswerAsStream?(body: Record<string, unknown>): string;
+  /** What the connection knows of the provider's models without asking the provider; absent: nothing. */
+  readonly modelFacts?: ProviderModelFacts;
+}
+
+/** A model's limits, in tokens. */
+export interface ModelLimits {
+  /** Prompt and answer together. */
+  contextWindow?: number;
+  /** The largest `max_tokens` the provider accepts for the model. */
+  maxOutputTokens?: number;
+}
+
+export interface ProviderModelFacts {
+  /** The kind of server whose quirks apply (a preset id: `vllm`, `ollama`, `deepseek`...). */
+  readonly preset: string;
+  /** Whether the preset was guessed from the base URL rather than configured. */
+  readonly presetGuessed: boolean;
+  /** The limits the provider publishes for a model, when its figures are known. */
+  publishedLimits(model: string): ModelLimits | undefined;
+  /** A cap on every model's output (`compat.maxTokensCap`). */
+  readonly maxTokensCap?: number;
 }
 
 export interface UpstreamTarget {
@@ -246,6 +301,11 @@ export interface RepairTarget {
   emptiness: "blank-text" | "no-content";
   /** Thinking goes back as thinking only when this format signed it; any other thinking becomes text. */
   thinkingSignedBy?: WireFormat;
+  /**
+   * The provider whose own signatures alone this target takes back (in the origin envelope that names it, see
+   * `UpstreamConnection.signatureOwner`); absent, the format's own signatures as they came.
+   */
+  signatureOwner?: string;
   /** Roles alternate between user and assistant, starting with user. */
   alternatingRoles: boolean;
   /** Tool-call ids must match this and be unique in the history; others are renamed. */
@@ -306,8 +366,8 @@ export interface HistoryEncodeOptions {
  */
 export interface SameFormatPassthrough {
   request(input: PassthroughRequest): Converted<unknown> & { bodyText?: string };
-  /** The provider's whole answer as the client gets it. */
-  response(body: Record<string, unknown>, clientModel: string): unknown;
+  /** The provider's whole answer as the client gets it (its signatures wrapped for a `signatureOwner`). */
+  response(body: Record<string, unknown>, clientModel: string, signatureOwner?: string): unknown;
   /** The API's token-count URL for a request URL, where the API counts tokens itself. */
   countTokensUrl?(url: string): string;
 }
@@ -322,4 +382,6 @@ export interface PassthroughRequest {
   stored: readonly Message[];
   /** The whole history (stored and the client's) when repair changed it; absent when repair changed nothing. */
   repaired?: readonly Message[];
+  /** The provider's `signatureOwner`: the signatures it made go back to it out of their envelopes. */
+  signatureOwner?: string;
 }

@@ -5,34 +5,51 @@ import type { Context } from "./http/context.js";
 /**
  * Checks client keys in constant time: every candidate is hashed to 32 bytes, so the comparison takes the same
  * time whatever the key's length or content, and all configured keys are compared (no early exit).
+ *
+ * A known key also says whose stored conversations the request reaches: the tenant the key names in the config,
+ * else a tenant of the key's own, named after a digest of it (the key itself is never stored). Without keys,
+ * the gateway has one user, `DEFAULT_OWNER`, which `createContext` sets.
  */
 export class KeyChecker {
-  private readonly digests: Buffer[];
+  private readonly known: Array<{ digest: Buffer; tenant: string }>;
 
-  constructor(keys: readonly string[]) {
-    this.digests = keys.map(digest);
+  constructor(keys: readonly string[], tenants: Readonly<Record<string, string>> = {}) {
+    this.known = keys.map((key) => {
+      const keyDigest = digest(key);
+      return { digest: keyDigest, tenant: tenants[key] ?? `key-${keyDigest.toString("hex").slice(0, 32)}` };
+    });
   }
 
   get enabled(): boolean {
-    return this.digests.length > 0;
+    return this.known.length > 0;
   }
 
   accepts(candidate: string | undefined): boolean {
-    if (candidate === undefined || candidate === "") return false;
-    const candidateDigest = digest(candidate);
-    let matched = false;
-    for (const known of this.digests) matched = timingSafeEqual(known, candidateDigest) || matched;
-    return matched;
+    return this.tenantOf(candidate) !== undefined;
   }
 
-  /** Throws a 401 unless the request carries a known key in `x-api-key` or `Authorization: Bearer`. */
+  /** The tenant of a known key; undefined for any other. */
+  tenantOf(candidate: string | undefined): string | undefined {
+    if (candidate === undefined || candidate === "") return undefined;
+    const candidateDigest = digest(candidate);
+    let tenant: string | undefined;
+    for (const known of this.known) if (timingSafeEqual(known.digest, candidateDigest)) tenant ??= known.tenant;
+    return tenant;
+  }
+
+  /**
+   * Throws a 401 unless the request carries a known key in `x-api-key` or `Authorization: Bearer`, and sets
+   * `ctx.tenant` to the key's tenant.
+   */
   check(ctx: Context): void {
     if (!this.enabled) return;
     const key = presentedKey(ctx);
     if (key === undefined) {
       throw new ParleyError("authentication_error", "missing API key: send it as x-api-key or Authorization: Bearer");
     }
-    if (!this.accepts(key)) throw new ParleyError("authentication_error", "invalid API key");
+    const tenant = this.tenantOf(key);
+    if (tenant === undefined) throw new ParleyError("authentication_error", "invalid API key");
+    ctx.tenant = tenant;
   }
 }
 
@@ -44,16 +61,6 @@ export function presentedKey(ctx: Context): string | undefined {
   if (authorization === undefined) return undefined;
   const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
   return match?.[1];
-}
-
-/**
- * The tenant a request speaks for: a digest of its API key, so that what one key stored no other key reads (the
- * key itself is never stored). Without configured keys every client is the one tenant, "".
- */
-export function tenantOf(ctx: Context, keys: KeyChecker): string {
-  if (!keys.enabled) return "";
-  const key = presentedKey(ctx);
-  return key === undefined ? "" : `key:${digest(key).toString("hex").slice(0, 32)}`;
 }
 
 function digest(value: string): Buffer {

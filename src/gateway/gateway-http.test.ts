@@ -186,12 +186,14 @@ describe("bad input is a 4xx naming the field, never a 5xx", () => {
     });
   });
 
-  test("a wrong content-type is tolerated when the body is JSON", async () => {
+  test("a content-type that is not JSON's is a 415, even when the body is JSON (a web page sends text/plain)", async () => {
     const reply = await postJson(`${gateway.url}/v1/messages`, JSON.stringify(valid), {
       ...key,
       "content-type": "text/plain",
     });
-    expect(reply.status).toBe(200);
+    expect(reply.status).toBe(415);
+    expect(reply.body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(upstream.requests).toHaveLength(0);
   });
 
   test("unknown routes are 404, wrong methods 405, in Anthropic's shape", async () => {

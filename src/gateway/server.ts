@@ -4,16 +4,20 @@ import { type Logger, pino } from "pino";
 import { assertNever, isParleyError } from "../core/index.js";
 import type { ClientRoute, FormatAdapter } from "../formats/adapter.js";
 import { FORMATS, PARLEY_FORMAT } from "../formats/registry.js";
-import type { ConversationStore } from "../store/types.js";
+import type { ConversationStore, TraceRetentionPolicy } from "../store/types.js";
 import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
 import { buildProviders } from "./exchange/providers.js";
+import { browserPolicy, guardBrowserRequest } from "./http/browser-guard.js";
+import { answerClientError } from "./http/client-error.js";
 import { compose, type Middleware } from "./http/compose.js";
 import { type Context, createContext } from "./http/context.js";
 import { describeError, sendError } from "./http/error-response.js";
-import { Router } from "./http/router.js";
+import { apiForPath, Router } from "./http/router.js";
 import { GatewayMetrics } from "./metrics.js";
+import { type CatalogueOptions, ModelCatalogue } from "./models/catalogue.js";
+import { providerLines } from "./models/startup-report.js";
 import { handleAppendMessages, handleCreateConversation, handleGetConversation } from "./routes/conversations.js";
 import {
   handleCountTokens,
@@ -32,11 +36,17 @@ export interface GatewayOptions {
   logger?: Logger;
   /** An open store to use instead of opening `config.store` (it is closed with the gateway all the same). */
   store?: ConversationStore;
+  /** Replaces the providers' model discovery (tests). */
+  catalogue?: Partial<Pick<CatalogueOptions, "discover" | "refreshMs" | "retryMs" | "timeoutMs">>;
 }
 
 export interface RunningGateway {
   url: string;
   state: GatewayState;
+  /** Settles once every provider has answered `GET /models` (or failed to). */
+  discovery: Promise<void>;
+  /** One line per provider: URL, preset, the models it serves and their limits, or why it gave no list. */
+  describeProviders(): string[];
   /** Stops accepting, lets open streams finish within the grace period, ends the rest, closes the store. */
   close(): Promise<void>;
 }
@@ -48,25 +58,36 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
   const logger = options.logger ?? logs!.logger;
   const secrets = Object.values(config.providers).flatMap((provider) => (provider.apiKey ? [provider.apiKey] : []));
   const metrics = new GatewayMetrics();
-  const store = options.store ?? (await openConfiguredStore(config));
+  const secretValues = [...secrets, ...config.apiKeys];
+  const store = options.store ?? (await openConfiguredStore(config, secretValues));
+  const catalogue = new ModelCatalogue(providers, {
+    timeoutMs: DISCOVERY_TIMEOUT_MS,
+    refreshMs: DISCOVERY_REFRESH_MS,
+    retryMs: DISCOVERY_RETRY_MS,
+    secrets: secretValues,
+    ...options.catalogue,
+  });
   const state: GatewayState = {
     config,
     providers,
+    catalogue,
     upstream: new UpstreamClient({
       timeouts: config.timeouts,
       retry: config.retries,
       secrets: [...secrets, ...config.apiKeys],
+      maxAnswerBytes: config.limits.maxAnswerBytes,
       onRetry: (attempt, delayMs, error, request) =>
         logger.warn({ requestId: request.requestId, attempt, delayMs, err: error.message }, "retrying upstream"),
     }),
     store,
     metrics,
     logger,
-    keys: new KeyChecker(config.apiKeys),
+    keys: new KeyChecker(config.apiKeys, config.keyTenants),
     openStreams: new Set(),
     secrets: [...secrets, ...config.apiKeys],
   };
   const router = buildRouter(state);
+  const browser = browserPolicy(config.host, config.allowedHosts, config.allowedOrigins);
   let inFlight = 0;
 
   const handle = compose([
@@ -104,6 +125,10 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
         );
       }
     },
+    async (ctx, next) => {
+      ctx.api = apiForPath(ctx.path);
+      if (!guardBrowserRequest(ctx, browser)) await next();
+    },
     async (ctx) => {
       const route = router.match(ctx);
       ctx.api = route.api;
@@ -117,7 +142,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     void handle(createContext(req, res));
   });
   server.on("clientError", (error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    answerClientError(error, socket);
     logger.debug({ err: error.message }, "client error");
   });
   try {
@@ -134,6 +159,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     throw new Error(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`, { cause: error });
   }
   const pruneTimer = startTracePruning(state);
+  const discovery = catalogue.start();
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
@@ -156,7 +182,13 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     })();
     return closing;
   };
-  return { url: `http://${host}:${address.port}`, state, close };
+  return {
+    url: `http://${host}:${address.port}`,
+    state,
+    discovery,
+    describeProviders: () => providerLines(state),
+    close,
+  };
 }
 
 function buildRouter(state: GatewayState): Router {
@@ -226,17 +258,19 @@ function clientRouteHandler(
   }
 }
 
-async function openConfiguredStore(config: GatewayConfig): Promise<ConversationStore> {
+async function openConfiguredStore(config: GatewayConfig, secrets: readonly string[]): Promise<ConversationStore> {
   const { openStore } = await import("../store/open-store.js");
-  // The configured retention, not the store's default, from the first pruning on.
-  return openStore(config.store, { traceRetention: tracePolicy(config) });
+  // The configured retention, not the store's default, from the first pruning on; the trace writer keeps it
+  // after every batch and takes the keys out of every trace.
+  return openStore(config.store, { traceRetention: tracePolicy(config), traceSecrets: secrets });
 }
 
-function tracePolicy(config: GatewayConfig): { maxAgeMs?: number; maxCount?: number } {
+function tracePolicy(config: GatewayConfig): TraceRetentionPolicy {
   const { traces } = config;
-  const policy: { maxAgeMs?: number; maxCount?: number } = {};
+  const policy: TraceRetentionPolicy = {};
   if (traces.maxAgeDays !== undefined) policy.maxAgeMs = traces.maxAgeDays * 24 * HOUR;
   if (traces.maxCount !== undefined) policy.maxCount = traces.maxCount;
+  if (traces.maxBytes !== undefined) policy.maxBytes = traces.maxBytes;
   return policy;
 }
 
@@ -281,6 +315,13 @@ function batchedStderrLogger(level: GatewayConfig["logLevel"]): { logger: Logger
 }
 
 const LOG_FLUSH_MS = 200;
+
+/** `GET /models` at start-up and after: short, since a model list is small and a local server answers at once. */
+const DISCOVERY_TIMEOUT_MS = 5_000;
+/** A list older than this is asked again, in the background, on the next request. */
+const DISCOVERY_REFRESH_MS = 5 * 60_000;
+/** A provider that has not answered is asked again before a request, at most this often. */
+const DISCOVERY_RETRY_MS = 2_000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

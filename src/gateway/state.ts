@@ -5,6 +5,7 @@ import type { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
 import type { ProviderRuntime } from "./exchange/providers.js";
 import type { GatewayMetrics } from "./metrics.js";
+import type { ModelCatalogue } from "./models/catalogue.js";
 
 /** A stream being answered, so that shutdown can end it cleanly. */
 export interface OpenStream {
@@ -16,6 +17,8 @@ export interface OpenStream {
 export interface GatewayState {
   config: GatewayConfig;
   providers: Record<string, ProviderRuntime>;
+  /** What each provider serves and each model's limits, asked of the providers themselves. */
+  catalogue: ModelCatalogue;
   upstream: UpstreamClient;
   store: ConversationStore | undefined;
   metrics: GatewayMetrics;

@@ -1,10 +1,15 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { assertNever, type ConversationRequest, type Part, type ToolResultContentPart } from "../core/index.js";
 
 /**
  * Input-token counts when the upstream gives none.
  *
- * `count_tokens` runs the o200k_base BPE tokenizer (gpt-tokenizer), loaded on first use: its tables cost about
- * 65 MB and 0.2 s to load, which the gateway should not pay at start-up or on every streamed answer.
+ * `count_tokens` runs the o200k_base BPE tokenizer (gpt-tokenizer) on a worker thread started on first use: its
+ * tables cost about 65 MB and 0.2 s to load, which the gateway should not pay at start-up or on every streamed
+ * answer, and even linear (`token-count-bounded.ts`) the tokenizer takes about a second per megabyte of its worst
+ * text, which the event loop, serving every other request, must never wait for.
  * `message_start` needs a figure before the upstream reports its own (OpenAI-compatible servers send usage at
  * the end, and `message_delta` then carries the real count), so it gets `approximateInputTokens`: one pass over
  * the same text, about 30 times cheaper than BPE, calibrated against o200k_base (see docs/gateway.md).
@@ -12,8 +17,6 @@ import { assertNever, type ConversationRequest, type Part, type ToolResultConten
 
 type CountRequest = Pick<ConversationRequest, "system" | "messages" | "tools">;
 
-/** Special-token markers in user text are counted as text, never rejected. */
-const TEXT_ONLY = { disallowedSpecial: new Set<string>() };
 /** Role and framing tokens per message, as chat templates add them. */
 const PER_MESSAGE = 3;
 /** Images are billed by size; a flat estimate of a typical screenshot keeps the meter moving. */
@@ -68,15 +71,69 @@ function requestText(request: CountRequest): RequestText {
   return { texts, fixed };
 }
 
-type Tokenizer = typeof import("gpt-tokenizer/encoding/o200k_base");
-let tokenizer: Promise<Tokenizer> | undefined;
-
 /** An o200k_base count of the system prompt, messages and tool definitions (for `count_tokens`). */
 export async function countInputTokens(request: CountRequest): Promise<number> {
-  tokenizer ??= import("gpt-tokenizer/encoding/o200k_base");
-  const { countTokens } = await tokenizer;
   const { texts, fixed } = requestText(request);
-  return countTokens(texts.join("\n"), TEXT_ONLY) + fixed;
+  return (await tokenizerThread().count(texts.join("\n"))) + fixed;
+}
+
+interface CountReply {
+  id: number;
+  tokens?: number;
+  error?: string;
+}
+
+/** The tokenizer's thread: jobs go out in order, answers come back by id. */
+class TokenizerThread {
+  private readonly pending = new Map<number, { resolve(tokens: number): void; reject(error: Error): void }>();
+  private nextId = 0;
+
+  constructor(private readonly worker: Worker) {
+    // An idle tokenizer never keeps the process alive; a busy one does, until its answers are in.
+    worker.unref();
+    worker.on("message", (reply: CountReply) => {
+      const job = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
+      if (reply.tokens !== undefined) job?.resolve(reply.tokens);
+      else job?.reject(new Error(`token counting failed: ${reply.error}`));
+    });
+    const stop = (error: Error) => {
+      if (thread === this) thread = undefined;
+      for (const job of this.pending.values()) job.reject(error);
+      this.pending.clear();
+    };
+    worker.on("error", stop);
+    worker.on("exit", (code) => stop(new Error(`the token counting thread exited (${code})`)));
+  }
+
+  count(text: string): Promise<number> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.pending.size === 0) this.worker.ref();
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, text });
+    });
+  }
+}
+
+let thread: TokenizerThread | undefined;
+
+function tokenizerThread(): TokenizerThread {
+  thread ??= new TokenizerThread(startWorker());
+  return thread;
+}
+
+/**
+ * The compiled worker beside this module (the library's `dist/gateway/`, or the CLI bundle's `dist/`); run from
+ * the TypeScript sources (tests), the source file through tsx, the development loader.
+ */
+function startWorker(): Worker {
+  const compiled = new URL("./token-count-worker.js", import.meta.url);
+  if (existsSync(fileURLToPath(compiled))) return new Worker(compiled);
+  const source = new URL("./token-count-worker.ts", import.meta.url).href;
+  const bootstrap = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
+  return new Worker(bootstrap, { eval: true });
 }
 
 /** A fast approximation of `countInputTokens`, for `message_start` before the upstream's own count. */

@@ -1,4 +1,4 @@
-import type { Part } from "../core/index.js";
+import { mergeExtra, type Part } from "../core/index.js";
 import { type PartSource, type Pass, partSourcesOf, type Slot, startsWithThinking, withParts } from "./history.js";
 
 /**
@@ -42,7 +42,7 @@ function mergeRun(run: Slot[], report: Parameters<Pass>[1]): Slot {
     parts.push(...slot.message.parts);
     sources.push(...partSourcesOf(slot));
     if (slot === first) continue;
-    if (slot.message.extra) extra = { ...slot.message.extra, ...extra };
+    extra = mergeExtra(extra, slot.message.extra);
     report.push({
       action: "merged-consecutive-messages",
       reason: `a ${slot.message.role} message follows another ${slot.message.role} message; merged into it, parts in order`,

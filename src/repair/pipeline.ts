@@ -25,7 +25,7 @@ export type { RepairEntry, RepairTarget, Violation } from "./history.js";
 function passesFor(target: RepairTarget): Pass[] {
   const zone = target.toolResultZone;
   const passes: Pass[] = [];
-  if (target.thinkingSignedBy !== undefined) passes.push(foreignThinkingToText(target.thinkingSignedBy));
+  if (target.thinkingSignedBy !== undefined) passes.push(foreignThinkingToText(target.thinkingSignedBy, target));
   passes.push(misplacedPartsToText, dropEmpty(target.emptiness));
   if (target.alternatingRoles) passes.push(mergeConsecutiveRoles);
   if (target.toolIdPattern !== undefined) passes.push(renameToolIds(target.toolIdPattern, zone));

@@ -88,7 +88,11 @@ function checkParts(message: Message, index: number, target: RepairTarget, add: 
         add(`\`${name}\` blocks can only be in assistant messages`, index, "content", partIndex);
       else if (signer !== undefined && part.type === "thinking" && !part.signature)
         add("Field required", index, "content", partIndex, "signature");
-      else if (signer !== undefined && part.type === "thinking" && isForeignThinking(part, signer)) {
+      else if (
+        signer !== undefined &&
+        part.type === "thinking" &&
+        isForeignThinking(part, signer, target.signatureOwner)
+      ) {
         add(
           "Invalid `signature` in `thinking` block (this thinking came from another provider)",
           index,

@@ -1,5 +1,5 @@
 import { InvalidRequestError, type Message } from "../core/index.js";
-import type { StoredAnswer } from "./types.js";
+import type { NewStoredAnswer, StoredAnswer } from "./types.js";
 
 /** A stored answer as every backend's row holds it: its messages and body as JSON text, kept byte for byte. */
 export interface AnswerRow {
@@ -11,10 +11,11 @@ export interface AnswerRow {
   body: string;
 }
 
-export function answerRow(answer: StoredAnswer): AnswerRow {
+/** The row of an answer kept for `owner`. */
+export function answerRow(answer: NewStoredAnswer, owner: string): AnswerRow {
   return {
     id: answer.id,
-    owner: answer.owner,
+    owner,
     created_at: answer.createdAt,
     previous_id: answer.previousId ?? null,
     messages: JSON.stringify(answer.messages),

@@ -12,6 +12,14 @@ export function conversationNotFound(conversationId: string): NotFoundError {
   return new NotFoundError(`conversation '${conversationId}' does not exist`);
 }
 
-export function conversationExists(conversationId: string): InvalidRequestError {
-  return new InvalidRequestError(`conversation '${conversationId}' already exists`, "id");
+/** An id already taken (by any owner: ids are unique in a store): a 409 on the gateway's routes. */
+export class ConversationExistsError extends InvalidRequestError {
+  constructor(conversationId: string) {
+    super(`conversation '${conversationId}' already exists`, "id");
+    this.name = "ConversationExistsError";
+  }
+}
+
+export function conversationExists(conversationId: string): ConversationExistsError {
+  return new ConversationExistsError(conversationId);
 }

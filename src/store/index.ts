@@ -1,6 +1,7 @@
-export { conversationNotFound, NotFoundError } from "./errors.js";
+export { ConversationExistsError, conversationNotFound, NotFoundError } from "./errors.js";
 export { MemoryStore } from "./memory/memory-store.js";
 export { type OpenStoreOptions, openStore, STORE_URL_FORMS } from "./open-store.js";
+export { DEFAULT_OWNER } from "./owner.js";
 export { PostgresStore } from "./postgres/postgres-store.js";
 export { redactSecrets, redactTrace, redactValue } from "./redact.js";
 export { DEFAULT_TRACE_RETENTION, type TraceRetention } from "./retention.js";

@@ -28,7 +28,7 @@ describe("part builder", () => {
     expect(JSON.stringify(events)).toBe(before);
   });
 
-  test("keeps arguments that never parse as raw text, and absorbs deltas for unopened blocks", () => {
+  test("repairs cut arguments as a whole answer does, keeping their text, and absorbs deltas for unopened blocks", () => {
     const builder = new PartBuilder();
     builder.apply({ type: "block-start", index: 0, part: { type: "tool_call", id: "c1", name: "f", input: {} } });
     builder.apply({ type: "tool-input-delta", index: 0, partialJson: '{"a": tru' });
@@ -40,8 +40,31 @@ describe("part builder", () => {
       delta: { type: "citations_delta", citation: { cited_text: "x" } },
     });
     expect(builder.parts()).toEqual([
-      { type: "tool_call", id: "c1", name: "f", input: {}, rawInput: '{"a": tru' },
-      { type: "text", text: "orphan", extra: { citations: [{ cited_text: "x" }] } },
+      { type: "tool_call", id: "c1", name: "f", input: { a: "tru" }, rawInput: '{"a": tru' },
+      { type: "text", text: "orphan", extra: { anthropic: { citations: [{ cited_text: "x" }] } } },
+    ]);
+  });
+
+  test("server tools take their streamed input, as in the whole answer", () => {
+    const builder = new PartBuilder();
+    const block = { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} };
+    builder.apply({ type: "message-start", id: "m", model: "m" });
+    builder.apply({ type: "block-start", index: 0, part: { type: "opaque", format: "anthropic", block } });
+    builder.apply({ type: "tool-input-delta", index: 0, partialJson: '{"query": "weather' });
+    expect(builder.takeChanges()).toEqual([
+      {
+        position: 0,
+        part: JSON.stringify({
+          type: "opaque",
+          format: "anthropic",
+          block: { ...block, input: { query: "weather" } },
+        }),
+      },
+    ]);
+    builder.apply({ type: "tool-input-delta", index: 0, partialJson: ' in Paris"}' });
+    builder.apply({ type: "block-end", index: 0 });
+    expect(builder.parts()).toEqual([
+      { type: "opaque", format: "anthropic", block: { ...block, input: { query: "weather in Paris" } } },
     ]);
   });
 });

@@ -110,7 +110,7 @@ describe("accumulate", () => {
         format: "anthropic",
         block: { type: "server_tool_use", id: "s", name: "web_search", input: { query: "q" } },
       },
-      { type: "text", text: "cited", extra: { citations: [citation] } },
+      { type: "text", text: "cited", extra: { anthropic: { citations: [citation] } } },
     ]);
   });
 
@@ -203,6 +203,57 @@ describe("accumulate", () => {
       expect(() => accumulate(events)).toThrow(message);
     });
   }
+
+  for (const [name, events] of orderCases) {
+    test(`the lenient form absorbs ${name}, keeping the text`, () => {
+      const accumulator = createAccumulator({ lenient: true });
+      for (const event of events) accumulator.push(event);
+      const parts = accumulator.snapshot().message.parts;
+      const texts = events.flatMap((event) => (event.type === "text-delta" ? [event.text] : []));
+      for (const text of texts) expect(JSON.stringify(parts)).toContain(text);
+    });
+  }
+
+  test("the lenient form opens a missing block for its delta and closes an open one at finish", () => {
+    const accumulator = createAccumulator({ lenient: true });
+    accumulator.push(start);
+    accumulator.push({ type: "thinking-delta", index: 0, thinking: "orphan" });
+    accumulator.push({ type: "block-start", index: 1, part: { type: "tool_call", id: "t", name: "f", input: {} } });
+    accumulator.push({ type: "tool-input-delta", index: 1, partialJson: '{"a":1' });
+    accumulator.push(finish);
+    accumulator.push({ type: "text-delta", index: 2, text: "after the end" });
+    expect(accumulator.snapshot().message.parts).toEqual([
+      { type: "thinking", thinking: "orphan" },
+      { type: "tool_call", id: "t", name: "f", input: { a: 1 }, rawInput: '{"a":1' },
+    ]);
+  });
+
+  test("tracked changes: the parts touched since the last take, as they read now", () => {
+    const accumulator = createAccumulator({ trackChanges: true });
+    accumulator.push(start);
+    accumulator.push({ type: "block-start", index: 0, part: { type: "text", text: "" } });
+    accumulator.push({ type: "text-delta", index: 0, text: "a" });
+    expect(accumulator.takeChanges()).toEqual([{ position: 0, part: { type: "text", text: "a" } }]);
+    expect(accumulator.takeChanges()).toEqual([]);
+    accumulator.push({ type: "block-end", index: 0 });
+    accumulator.push({ type: "block-start", index: 1, part: { type: "tool_call", id: "t", name: "f", input: {} } });
+    accumulator.push({ type: "tool-input-delta", index: 1, partialJson: '{"path": "/tm' });
+    expect(accumulator.takeChanges()).toEqual([
+      { position: 0, part: { type: "text", text: "a" } },
+      {
+        position: 1,
+        part: { type: "tool_call", id: "t", name: "f", input: { path: "/tm" }, rawInput: '{"path": "/tm' },
+      },
+    ]);
+    accumulator.restoreChanges([1]);
+    accumulator.push({ type: "tool-input-delta", index: 1, partialJson: 'p"}' });
+    accumulator.push({ type: "block-end", index: 1 });
+    expect(accumulator.takeChanges()).toEqual([
+      { position: 1, part: { type: "tool_call", id: "t", name: "f", input: { path: "/tmp" } } },
+    ]);
+    // Without tracking nothing is remembered.
+    expect(createAccumulator().takeChanges()).toEqual([]);
+  });
 
   test("text cut into any pieces accumulates to the same text", () => {
     fc.assert(

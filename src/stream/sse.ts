@@ -1,4 +1,5 @@
-import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
+import { ParleyError } from "../core/index.js";
 
 /** One Server-Sent Event: `event:` name (if any) and its `data:` text. */
 export interface SseMessage {
@@ -8,21 +9,41 @@ export interface SseMessage {
 
 /**
  * Bytes or text in, whole SSE events out, however the input is cut (mid-line, mid-character).
- * Comments (`: OPENROUTER PROCESSING`) and `retry:` lines are dropped by the parser.
+ * Comments (`: OPENROUTER PROCESSING`) and `retry:` lines are dropped by the parser. An event (or a line) longer
+ * than `maxEventCharacters` is an error, thrown by `push`: a broken server's endless line must not take the
+ * memory.
  */
 export class SseDecoder {
   private readonly decoder = new TextDecoder("utf-8");
   private pending: SseMessage[] = [];
-  private readonly parser = createParser({
-    onEvent: (message: EventSourceMessage) => {
-      this.pending.push(
-        message.event === undefined ? { data: message.data } : { event: message.event, data: message.data },
-      );
-    },
-  });
+  private tooLarge: ParseError | undefined;
+  private readonly parser;
+
+  constructor(private readonly maxEventCharacters?: number) {
+    this.parser = createParser({
+      onEvent: (message: EventSourceMessage) => {
+        this.pending.push(
+          message.event === undefined ? { data: message.data } : { event: message.event, data: message.data },
+        );
+      },
+      onError: (error) => {
+        if (error.type === "max-buffer-size-exceeded") this.tooLarge = error;
+      },
+      ...(maxEventCharacters === undefined ? {} : { maxBufferSize: maxEventCharacters }),
+    });
+  }
 
   push(chunk: Uint8Array | string): SseMessage[] {
-    this.parser.feed(typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true }));
+    if (this.tooLarge === undefined) {
+      this.parser.feed(typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true }));
+    }
+    if (this.tooLarge !== undefined) {
+      throw new ParleyError(
+        "api_error",
+        `an event of the upstream's stream is larger than the limit of ${this.maxEventCharacters} characters (limits.maxEventBytes)`,
+        { status: 502 },
+      );
+    }
     return this.take();
   }
 

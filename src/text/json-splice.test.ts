@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { replaceTopLevelString } from "./json-splice.js";
+import { replaceTopLevelString, topLevelArrayElements } from "./json-splice.js";
 
 describe("replaceTopLevelString", () => {
   test("renames the top-level model and keeps every other byte: numbers, escapes, key order, spacing", () => {
@@ -38,6 +38,38 @@ describe("replaceTopLevelString", () => {
         while (suffix < out.length - prefix && out.at(-1 - suffix) === text.at(-1 - suffix)) suffix++;
         const changed = text.slice(prefix, text.length - suffix);
         expect(JSON.stringify(from).includes(changed) || changed === "").toBe(true);
+      }),
+    );
+  });
+});
+
+describe("topLevelArrayElements", () => {
+  test("gives each element's text as sent; the last of a duplicated key counts", () => {
+    const text =
+      '{"messages":[1],"model":"m", "messages" : [ {"content":"caf\\u00e9","role":"user", "n":1.0} ,\n"x", [ ] ,null]}';
+    expect(topLevelArrayElements(text, "messages")).toEqual([
+      '{"content":"caf\\u00e9","role":"user", "n":1.0}',
+      '"x"',
+      "[ ]",
+      "null",
+    ]);
+    expect(topLevelArrayElements('{"messages":[]}', "messages")).toEqual([]);
+  });
+
+  test("no such key, a value that is not an array, or not an object: undefined", () => {
+    expect(topLevelArrayElements('{"model":"m"}', "messages")).toBeUndefined();
+    expect(topLevelArrayElements('{"messages":{}}', "messages")).toBeUndefined();
+    expect(topLevelArrayElements('[{"messages":[]}]', "messages")).toBeUndefined();
+    expect(topLevelArrayElements('{"a":{"messages":[1]}}', "messages")).toBeUndefined();
+  });
+
+  test("property: the elements parse to the array's elements and are the body's own text", () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }), fc.nat(3), (messages, space) => {
+        const text = JSON.stringify({ model: "m", messages, max_tokens: 1 }, null, space);
+        const elements = topLevelArrayElements(text, "messages")!;
+        expect(elements.map((element) => JSON.parse(element))).toEqual(JSON.parse(text).messages);
+        for (const element of elements) expect(text).toContain(element);
       }),
     );
   });

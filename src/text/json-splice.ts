@@ -1,6 +1,7 @@
 import {
   BACKSLASH,
   CLOSE_BRACE,
+  CLOSE_BRACKET,
   COLON,
   COMMA,
   findJsonEnd,
@@ -10,17 +11,19 @@ import {
   skipWhitespace,
 } from "./text-tool-calls/json-text.js";
 
-/**
- * Replaces the value of one top-level string field in a JSON object's text and leaves every other byte as it
- * was: the client's own body can then go to an Anthropic upstream with only `model` renamed (invariant 8),
- * numbers, escapes, key order and spacing included, which a parse and re-serialise would not keep. Returns
- * undefined when the text is not an object with that key holding a string (the caller then serialises).
- * Every top-level occurrence is replaced, so that a duplicated key reads the same to any parser.
- */
-export function replaceTopLevelString(text: string, key: string, value: string): string | undefined {
+/** One top-level member of an object's text: where its key and its value start and end. */
+interface Member {
+  keyStart: number;
+  keyEnd: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+/** The top-level members of a JSON object's text, in order; undefined when the text is not such an object. */
+function topLevelMembers(text: string): Member[] | undefined {
   let index = skipWhitespace(text, 0);
   if (text.charCodeAt(index) !== OPEN_BRACE) return undefined;
-  const spans: Array<[number, number]> = [];
+  const members: Member[] = [];
   index = skipWhitespace(text, index + 1);
   while (text.charCodeAt(index) !== CLOSE_BRACE) {
     if (text.charCodeAt(index) !== QUOTE) return undefined;
@@ -31,21 +34,58 @@ export function replaceTopLevelString(text: string, key: string, value: string):
     const valueStart = skipWhitespace(text, colon + 1);
     const valueEnd = valueEndAt(text, valueStart);
     if (valueEnd === -1) return undefined;
-    if (text.charCodeAt(valueStart) === QUOTE && keyName(text.slice(index, keyEnd)) === key)
-      spans.push([valueStart, valueEnd]);
+    members.push({ keyStart: index, keyEnd, valueStart, valueEnd });
     index = skipWhitespace(text, valueEnd);
     if (text.charCodeAt(index) === COMMA) index = skipWhitespace(text, index + 1);
     else if (text.charCodeAt(index) !== CLOSE_BRACE) return undefined;
   }
-  if (spans.length === 0) return undefined;
+  return members;
+}
+
+/**
+ * Replaces the value of one top-level string field in a JSON object's text and leaves every other byte as it
+ * was: the client's own body can then go to an Anthropic upstream with only `model` renamed (invariant 8),
+ * numbers, escapes, key order and spacing included, which a parse and re-serialise would not keep. Returns
+ * undefined when the text is not an object with that key holding a string (the caller then serialises).
+ * Every top-level occurrence is replaced, so that a duplicated key reads the same to any parser.
+ */
+export function replaceTopLevelString(text: string, key: string, value: string): string | undefined {
+  const spans = topLevelMembers(text)?.filter(
+    (member) =>
+      text.charCodeAt(member.valueStart) === QUOTE && keyName(text.slice(member.keyStart, member.keyEnd)) === key,
+  );
+  if (spans === undefined || spans.length === 0) return undefined;
   const replacement = JSON.stringify(value);
   let out = "";
   let from = 0;
-  for (const [start, end] of spans) {
-    out += text.slice(from, start) + replacement;
-    from = end;
+  for (const { valueStart, valueEnd } of spans) {
+    out += text.slice(from, valueStart) + replacement;
+    from = valueEnd;
   }
   return out + text.slice(from);
+}
+
+/**
+ * The text of each element of the array under a top-level key, as sent (spacing, numbers, escapes, key order):
+ * a stored message keeps the client's own JSON. The last such key counts, as `JSON.parse` reads a duplicate;
+ * undefined when the text is not an object with that key holding an array.
+ */
+export function topLevelArrayElements(text: string, key: string): string[] | undefined {
+  const member = topLevelMembers(text)?.findLast(
+    (candidate) => keyName(text.slice(candidate.keyStart, candidate.keyEnd)) === key,
+  );
+  if (member === undefined || text.charCodeAt(member.valueStart) !== OPEN_BRACKET) return undefined;
+  const elements: string[] = [];
+  let index = skipWhitespace(text, member.valueStart + 1);
+  while (text.charCodeAt(index) !== CLOSE_BRACKET) {
+    const end = valueEndAt(text, index);
+    if (end === -1) return undefined;
+    elements.push(text.slice(index, end));
+    index = skipWhitespace(text, end);
+    if (text.charCodeAt(index) === COMMA) index = skipWhitespace(text, index + 1);
+    else if (text.charCodeAt(index) !== CLOSE_BRACKET) return undefined;
+  }
+  return elements;
 }
 
 /** Where the value that starts at `start` ends: a string, an object or array, or a literal; -1 if it does not. */

@@ -1,10 +1,16 @@
 // undici's pooled Agent alone, without the rest of its index (fetch, WebSocket, caches, the request API): the
 // whole package costs about 100 ms of start-up. Its package has no export map, so the file is public.
 import AgentClass from "undici/lib/dispatcher/agent.js";
-import { isParleyError, type UpstreamError } from "../core/index.js";
-import type { Cancellation } from "./cancellation.js";
-import { parseRetryAfter, upstreamErrorForFailure, upstreamErrorForStatus } from "./errors.js";
-import { type RawUpstreamResponse, ResponseHandler, type ResponseHeaders, type UpstreamBody } from "./response.js";
+import { isParleyError, UpstreamError } from "../core/index.js";
+import { Cancellation } from "./cancellation.js";
+import { parseRetryAfter, retriedInWholeAnswer, upstreamErrorForFailure, upstreamErrorForStatus } from "./errors.js";
+import {
+  type BodyLimits,
+  type RawUpstreamResponse,
+  ResponseHandler,
+  type ResponseHeaders,
+  type UpstreamBody,
+} from "./response.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay, sleep } from "./retry.js";
 
 export interface UpstreamTimeouts {
@@ -13,9 +19,19 @@ export interface UpstreamTimeouts {
   firstByteMs: number;
   /** The longest silence between two body chunks. */
   idleMs: number;
+  /** From the first attempt to the last byte of a whole (non-streamed) answer, retries included. */
+  answerMs: number;
 }
 
-export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = { connectMs: 10_000, firstByteMs: 120_000, idleMs: 120_000 };
+export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = {
+  connectMs: 10_000,
+  firstByteMs: 120_000,
+  idleMs: 120_000,
+  answerMs: 600_000,
+};
+
+/** The most of an error body that is read: enough for its message, never a broken upstream's gigabyte. */
+export const ERROR_BODY_BYTES = 64 * 1024;
 
 export interface UpstreamRequest {
   url: string;
@@ -41,11 +57,18 @@ export interface UpstreamResponse {
   headersMs: number;
 }
 
+/** A whole (non-streamed) answer, read to its end. */
+export interface UpstreamWholeResponse extends Omit<UpstreamResponse, "body"> {
+  text: string;
+}
+
 export interface UpstreamClientOptions {
   timeouts?: Partial<UpstreamTimeouts>;
   retry?: Partial<RetryPolicy>;
   /** Values that must never appear in an error message (upstream keys). */
   secrets?: readonly string[];
+  /** The most bytes one answer's body may have, streamed or not (default 64 MiB). */
+  maxAnswerBytes?: number;
   /** Called before each retry, for logs and metrics. */
   onRetry?: (attempt: number, delayMs: number, error: UpstreamError, request: UpstreamRequest) => void;
 }
@@ -60,9 +83,12 @@ export class UpstreamClient {
   private readonly retry: RetryPolicy;
   private readonly secrets: readonly string[];
   private readonly onRetry: UpstreamClientOptions["onRetry"];
+  private readonly limits: BodyLimits;
+  private readonly answerMs: number;
 
   constructor(options: UpstreamClientOptions = {}) {
     const timeouts = { ...DEFAULT_UPSTREAM_TIMEOUTS, ...options.timeouts };
+    this.answerMs = timeouts.answerMs;
     this.agent = new AgentClass({
       connect: { timeout: timeouts.connectMs },
       headersTimeout: timeouts.firstByteMs,
@@ -73,25 +99,69 @@ export class UpstreamClient {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.secrets = options.secrets ?? [];
     this.onRetry = options.onRetry;
+    this.limits = { maxBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES, secrets: this.secrets };
   }
 
-  /** POSTs JSON. Throws `UpstreamError` for an error status (after retries), a failure or a timeout. */
-  async post(upstreamRequest: UpstreamRequest): Promise<UpstreamResponse> {
+  /**
+   * POSTs JSON and returns at the 2xx response headers; the caller reads the body (a stream). Throws
+   * `UpstreamError` for an error status (after retries), a failure or a timeout.
+   */
+  post(upstreamRequest: UpstreamRequest): Promise<UpstreamResponse> {
+    return this.call(upstreamRequest, async (response) => response);
+  }
+
+  /**
+   * POSTs JSON and reads the whole answer. Nothing has reached the client until it is complete, so a failure
+   * while its body arrives (a reset, an idle timeout) is retried like one before the headers; the whole call,
+   * retries included, ends with a 504 after `timeouts.answerMs`.
+   */
+  async postWhole(upstreamRequest: UpstreamRequest): Promise<UpstreamWholeResponse> {
+    const deadline = new Cancellation();
+    const stopFollowing = upstreamRequest.cancel?.onAbort((reason) => deadline.abort(reason));
+    if (upstreamRequest.cancel?.reason !== undefined) deadline.abort(upstreamRequest.cancel.reason);
+    const timer = setTimeout(() => {
+      deadline.abort(
+        new UpstreamError(
+          "timeout_error",
+          `upstream did not complete its answer within ${this.answerMs} ms (timeouts.answerMs)`,
+          { retryable: false },
+        ),
+      );
+    }, this.answerMs);
+    try {
+      return await this.call({ ...upstreamRequest, cancel: deadline }, async ({ body, ...response }) => {
+        try {
+          return { ...response, text: await body.text() };
+        } catch (error) {
+          throw error instanceof UpstreamError ? retriedInWholeAnswer(error) : error;
+        }
+      });
+    } finally {
+      clearTimeout(timer);
+      stopFollowing?.();
+    }
+  }
+
+  /** Attempts until `read` succeeds on a 2xx answer, or the error is final. */
+  private async call<T>(
+    upstreamRequest: UpstreamRequest,
+    read: (response: UpstreamResponse) => Promise<T>,
+  ): Promise<T> {
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       let error: UpstreamError;
       try {
         const response = await this.attempt(upstreamRequest);
         if (response.statusCode >= 200 && response.statusCode < 300) {
-          return {
+          return await read({
             status: response.statusCode,
             headers: response.headers,
             body: response.body,
             attempts: attempt,
             headersMs: performance.now() - started,
-          };
+          });
         }
-        const text = await response.body.text();
+        const text = await response.body.text(ERROR_BODY_BYTES);
         error = upstreamErrorForStatus(response.statusCode, text, {
           ...retryAfterOption(parseRetryAfter(response.headers["retry-after"])),
           secrets: this.secrets,
@@ -122,7 +192,7 @@ export class UpstreamClient {
           headers: upstreamRequest.headers,
           body: upstreamRequest.body,
         },
-        new ResponseHandler(resolve, reject, upstreamRequest.cancel),
+        new ResponseHandler(resolve, reject, upstreamRequest.cancel, this.limits),
       );
     });
   }
@@ -150,6 +220,9 @@ export class UpstreamClient {
     await this.agent.destroy();
   }
 }
+
+/** An answer larger than this is an upstream fault (a model's longest answer is a few megabytes of events). */
+export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 function retryAfterOption(retryAfterMs: number | undefined): { retryAfterMs?: number } {
   return retryAfterMs === undefined ? {} : { retryAfterMs };

@@ -94,6 +94,18 @@ export function upstreamErrorForFailure(error: unknown, secrets: readonly string
   }
 }
 
+/**
+ * A failure while a whole (non-streamed) answer arrives: nothing has reached the client yet, so the idle timeout
+ * is retried as the first-byte timeout is (a reset already is).
+ */
+export function retriedInWholeAnswer(error: UpstreamError): UpstreamError {
+  if (error.retryable || errorCode(error.cause) !== "UND_ERR_BODY_TIMEOUT") return error;
+  return new UpstreamError("timeout_error", "upstream went silent before its answer was complete (idle timeout)", {
+    retryable: true,
+    cause: error.cause,
+  });
+}
+
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current !== null && typeof current === "object"; depth++) {

@@ -1,11 +1,14 @@
 export { Cancellation } from "./cancellation.js";
 export {
+  DEFAULT_MAX_ANSWER_BYTES,
   DEFAULT_UPSTREAM_TIMEOUTS,
+  ERROR_BODY_BYTES,
   UpstreamClient,
   type UpstreamClientOptions,
   type UpstreamRequest,
   type UpstreamResponse,
   type UpstreamTimeouts,
+  type UpstreamWholeResponse,
 } from "./client.js";
 export {
   parseRetryAfter,

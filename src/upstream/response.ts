@@ -1,5 +1,7 @@
 import type { Dispatcher } from "undici";
+import { isParleyError, UpstreamError } from "../core/index.js";
 import type { Cancellation } from "./cancellation.js";
+import { upstreamErrorForFailure } from "./errors.js";
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -13,11 +15,22 @@ export interface RawUpstreamResponse {
 /** Bytes an unread body may hold before the upstream socket is paused (the reader is behind). */
 const HIGH_WATER_BYTES = 64 * 1024;
 
+/** What bounds one response body: its size, and the secrets its failures' messages must not carry. */
+export interface BodyLimits {
+  /** The most bytes a body may have: past it the request ends and the body fails with a 502. */
+  maxBytes: number;
+  secrets: readonly string[];
+}
+
+const UNLIMITED: BodyLimits = { maxBytes: Number.POSITIVE_INFINITY, secrets: [] };
+
 /**
  * An upstream response body, read once: whole (`text`, `json`) or chunk by chunk (`for await`). Reading is
  * pulled: while the reader is behind by more than `HIGH_WATER_BYTES`, the socket is paused, so a slow client
  * slows the upstream instead of filling memory. Chunks arrive from undici's handler callbacks and go to the
- * reader with no stream machinery in between, which is most of what a streamed frame costs in Node.
+ * reader with no stream machinery in between, which is most of what a streamed frame costs in Node. A body larger
+ * than `limits.maxBytes` ends the request, and a failure (reset, idle timeout) reaches the reader as an
+ * `UpstreamError`, so that whatever reads it answers with the documented status.
  */
 export class UpstreamBody implements AsyncIterable<Uint8Array> {
   private readonly queue: Buffer[] = [];
@@ -28,16 +41,38 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
   private waiting: { resolve(result: IteratorResult<Uint8Array>): void; reject(error: unknown): void } | undefined;
   /** Set by `text`: every chunk is kept until the end. */
   private whole: { resolve(text: string): void; reject(error: unknown): void } | undefined;
+  /** Set by `text(maxBytes)`: the text is complete once it has this many bytes, and the rest is not read. */
+  private wholeCap = Number.POSITIVE_INFINITY;
   private read = false;
+  private received = 0;
 
   constructor(
     private readonly resume: () => void,
     private readonly abort: (reason: Error) => void,
+    private readonly limits: BodyLimits = UNLIMITED,
   ) {}
 
   /** The handler's side: a chunk arrived. False pauses the socket until the reader catches up. */
   push(chunk: Buffer): boolean {
     if (this.ended) return true;
+    this.received += chunk.length;
+    if (this.received > this.limits.maxBytes) {
+      const error = new UpstreamError(
+        "api_error",
+        `upstream answer is larger than the limit of ${this.limits.maxBytes} bytes (limits.maxAnswerBytes)`,
+        { retryable: false, status: 502 },
+      );
+      this.fail(error);
+      this.abort(error);
+      return true;
+    }
+    if (this.whole !== undefined && this.queuedBytes + chunk.length >= this.wholeCap) {
+      this.queue.push(chunk.subarray(0, this.wholeCap - this.queuedBytes));
+      this.queuedBytes = this.wholeCap;
+      this.end();
+      this.abort(new Error("the rest of the response body is not wanted"));
+      return true;
+    }
     const waiting = this.waiting;
     if (waiting !== undefined) {
       this.waiting = undefined;
@@ -62,16 +97,27 @@ export class UpstreamBody implements AsyncIterable<Uint8Array> {
   fail(error: unknown): void {
     if (this.ended) return;
     this.ended = true;
-    this.failure = error;
+    this.failure = isParleyError(error) ? error : upstreamErrorForFailure(error, this.limits.secrets);
     this.discardQueue();
-    this.settleReader(error);
+    this.settleReader(this.failure);
   }
 
-  /** The whole body as UTF-8 text (invalid sequences replaced, as a browser would). */
-  text(): Promise<string> {
+  /**
+   * The whole body as UTF-8 text (invalid sequences replaced, as a browser would); with `maxBytes`, its first
+   * `maxBytes` bytes at most, and the rest is not read (an error body is wanted for its message only).
+   */
+  text(maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
     this.claim();
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.ended) return Promise.resolve(this.drain());
+    if (this.queuedBytes >= maxBytes) {
+      const text = Buffer.concat(this.queue, this.queuedBytes).subarray(0, maxBytes).toString();
+      this.ended = true;
+      this.discardQueue();
+      this.abort(new Error("the rest of the response body is not wanted"));
+      return Promise.resolve(text);
+    }
+    this.wholeCap = maxBytes;
     this.resumeIfPaused();
     return new Promise((resolve, reject) => {
       this.whole = { resolve, reject };
@@ -167,6 +213,7 @@ export class ResponseHandler implements Dispatcher.DispatchHandler {
     private readonly resolve: (response: RawUpstreamResponse) => void,
     private readonly reject: (error: unknown) => void,
     private readonly cancel: Cancellation | undefined,
+    private readonly limits: BodyLimits = UNLIMITED,
   ) {
     this.stopListening = cancel?.onAbort((reason) => this.abortRequest?.(reason));
   }
@@ -182,7 +229,7 @@ export class ResponseHandler implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (statusCode < 200) return true;
     const abort = (reason: Error) => this.abortRequest?.(reason);
-    this.body = new UpstreamBody(resume, abort);
+    this.body = new UpstreamBody(resume, abort, this.limits);
     this.settled = true;
     this.resolve({ statusCode, headers: parseRawHeaders(rawHeaders), body: this.body });
     return true;

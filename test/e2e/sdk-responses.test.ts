@@ -249,9 +249,12 @@ describe("stored responses", () => {
 });
 
 describe("stored responses with API keys", () => {
-  test("belong to the key that made them: another key gets 404 and cannot continue them", async () => {
+  test("belong to the tenant of the key that made them: another gets 404 and cannot continue them", async () => {
     await world.close();
-    world = await startWorld({ generic: { type: "openai" } }, { apiKeys: ["key-a", "key-b"] });
+    world = await startWorld(
+      { generic: { type: "openai" } },
+      { file: { apiKeys: ["key-a", "key-b", { key: "key-c", tenant: "team" }, { key: "key-d", tenant: "team" }] } },
+    );
     world.upstreams.generic!.fallback = () => ({
       kind: "json",
       body: {
@@ -273,5 +276,29 @@ describe("stored responses with API keys", () => {
     ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     const none = new OpenAI({ baseURL: `${world.gateway.url}/v1`, apiKey: "wrong", maxRetries: 0 });
     await expect(none.responses.retrieve(kept.id)).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+
+    // Two keys of one tenant share what it keeps, as they share its conversations.
+    const c = new OpenAI({ baseURL: `${world.gateway.url}/v1`, apiKey: "key-c", maxRetries: 0 });
+    const d = new OpenAI({ baseURL: `${world.gateway.url}/v1`, apiKey: "key-d", maxRetries: 0 });
+    const shared = await c.responses.create({ model: "generic-m", input: "hi" });
+    expect((await d.responses.retrieve(shared.id)).id).toBe(shared.id);
+    const continued = await d.responses.create({ model: "generic-m", previous_response_id: shared.id, input: "again" });
+    expect(continued.previous_response_id).toBe(shared.id);
+    await expect(a.responses.retrieve(shared.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect((await d.responses.delete(shared.id)) as unknown).toMatchObject({ id: shared.id, deleted: true });
+  });
+});
+
+describe("the model list a Responses client reads", () => {
+  test("is OpenAI's shape, as for a Chat client: models.list and models.retrieve through the SDK", async () => {
+    await world.close();
+    world = await startWorld(
+      { generic: { type: "openai" } },
+      { routes: [{ match: "gpt-5-mini", provider: "generic" }] },
+    );
+    const sdk = new OpenAI({ baseURL: `${world.gateway.url}/v1`, apiKey: "sk-e2e", maxRetries: 0 });
+    const listed = (await sdk.models.list()).data.find((model) => model.id === "gpt-5-mini");
+    expect(listed).toMatchObject({ id: "gpt-5-mini", object: "model", owned_by: "generic" });
+    expect(await sdk.models.retrieve("gpt-5-mini")).toMatchObject({ id: "gpt-5-mini", object: "model" });
   });
 });

@@ -10,13 +10,25 @@ import { join } from "node:path";
  * repository (never a project dependency), run headless against a gateway, its HTTP traffic recorded.
  */
 
+/** The newest release the tests run. */
 export const CLAUDE_CODE_VERSION = "2.1.330";
+
+/**
+ * The releases the end-to-end test runs through the same tool loop: one from before 2.1.150 and one from after
+ * 2.1.154 (request shapes changed in between), and the newest. A new release is one entry here and one recorded
+ * first request in `test/fixtures/claude-code/`.
+ */
+export const CLAUDE_CODE_VERSIONS = ["2.1.129", "2.1.160", CLAUDE_CODE_VERSION] as const;
+
 const PACKAGE = "@anthropic-ai/claude-code";
 
 /** `$XDG_CACHE_HOME/parley-test/claude-code-<version>` (or `~/.cache/...`); reused across runs. */
-export function claudeCodeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+export function claudeCodeCacheDir(
+  version: string = CLAUDE_CODE_VERSION,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const cacheHome = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== "" ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
-  return join(cacheHome, "parley-test", `claude-code-${CLAUDE_CODE_VERSION}`);
+  return join(cacheHome, "parley-test", `claude-code-${version}`);
 }
 
 /** The native executable: the platform package's binary (what the wrapper's postinstall links as `bin/claude.exe`). */
@@ -32,49 +44,47 @@ function findBinary(prefix: string): string | undefined {
   return candidates.find((path) => existsSync(path) && statSync(path).size > 1_000_000);
 }
 
-function reportsVersion(binary: string): boolean {
+function reportsVersion(binary: string, version: string): boolean {
   const probe = spawnSync(binary, ["--version"], {
     encoding: "utf8",
     timeout: 60_000,
     env: { PATH: process.env.PATH ?? "" },
   });
-  return probe.status === 0 && probe.stdout.includes(CLAUDE_CODE_VERSION);
+  return probe.status === 0 && probe.stdout.includes(version);
 }
 
 /**
- * The path of a working `claude` executable, installing `@anthropic-ai/claude-code@2.1.330` into the cache
- * first when it is missing or broken. Throws, saying why, when it cannot be installed or run here.
+ * The path of a working `claude` executable of `version`, installing `@anthropic-ai/claude-code@<version>` into
+ * the cache first when it is missing or broken. Throws, saying why, when it cannot be installed or run here.
  */
-export async function ensureClaudeCode(cacheDir = claudeCodeCacheDir()): Promise<string> {
+export async function ensureClaudeCode(
+  version: string = CLAUDE_CODE_VERSION,
+  cacheDir = claudeCodeCacheDir(version),
+): Promise<string> {
   const cached = findBinary(cacheDir);
-  if (cached !== undefined && reportsVersion(cached)) return cached;
+  if (cached !== undefined && reportsVersion(cached, version)) return cached;
   mkdirSync(cacheDir, { recursive: true });
-  const args = [
-    "install",
-    "--prefix",
-    cacheDir,
-    "--no-save",
-    "--no-audit",
-    "--no-fund",
-    `${PACKAGE}@${CLAUDE_CODE_VERSION}`,
-  ];
+  const args = ["install", "--prefix", cacheDir, "--no-save", "--no-audit", "--no-fund", `${PACKAGE}@${version}`];
   const install = await run("npm", args, { cwd: cacheDir, timeoutMs: 15 * 60_000 });
   if (install.code !== 0) {
     throw new Error(
-      `installing ${PACKAGE}@${CLAUDE_CODE_VERSION} into ${cacheDir} failed (npm exit ${install.code}):\n${install.stderr.slice(-2_000)}`,
+      `installing ${PACKAGE}@${version} into ${cacheDir} failed (npm exit ${install.code}):\n${install.stderr.slice(-2_000)}`,
     );
   }
   const installed = findBinary(cacheDir);
   if (installed === undefined) {
     throw new Error(
-      `npm installed ${PACKAGE}@${CLAUDE_CODE_VERSION} into ${cacheDir} but no native executable for ${process.platform}-${process.arch} came with it`,
+      `npm installed ${PACKAGE}@${version} into ${cacheDir} but no native executable for ${process.platform}-${process.arch} came with it`,
     );
   }
-  if (!reportsVersion(installed)) throw new Error(`${installed} does not run here (\`claude --version\` failed)`);
+  if (!reportsVersion(installed, version))
+    throw new Error(`${installed} does not run here (\`claude --version\` failed)`);
   return installed;
 }
 
 export interface ClaudeCodeRun {
+  /** The fresh HOME (and working directory) it ran in, removed afterwards; it appears in the prompts it sent. */
+  home: string;
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -91,12 +101,16 @@ export interface ClaudeCodeOptions {
   prompt: string;
   apiKey?: string;
   timeoutMs?: number;
+  /** More environment for the CLI (a recipe's variables); the base URL is always `baseUrl`. */
+  env?: Record<string, string>;
 }
 
 /**
  * `claude -p PROMPT --output-format stream-json --verbose --allowedTools Bash` in a minimal environment (`env -i`
  * style): a fresh HOME, the gateway as `ANTHROPIC_BASE_URL`, and the variables that stop telemetry, updates,
- * error reports and every other non-essential connection.
+ * error reports and every other non-essential connection. It runs offline: any connection but to 127.0.0.1
+ * goes to a proxy that is not there, so a release that needs the network fails here instead of passing on a
+ * machine that has it.
  */
 export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeCodeRun> {
   const home = mkdtempSync(join(tmpdir(), "parley-claude-home-"));
@@ -111,7 +125,12 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
       DISABLE_AUTOUPDATER: "1",
       DISABLE_ERROR_REPORTING: "1",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      HTTPS_PROXY: OFFLINE_PROXY,
+      HTTP_PROXY: OFFLINE_PROXY,
+      NO_PROXY: "127.0.0.1,localhost",
+      ...options.env,
     };
+    env.ANTHROPIC_BASE_URL = options.baseUrl;
     const args = ["-p", options.prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"];
     const outcome = await run(options.binary, args, { cwd: home, env, timeoutMs: options.timeoutMs ?? 90_000 });
     const events = outcome.stdout
@@ -125,6 +144,7 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
         }
       });
     return {
+      home,
       code: outcome.code,
       signal: outcome.signal,
       stdout: outcome.stdout,
@@ -136,6 +156,9 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
     rmSync(home, { recursive: true, force: true });
   }
 }
+
+/** A port nothing listens on (discard): a connection there is refused at once. */
+const OFFLINE_PROXY = "http://127.0.0.1:9";
 
 interface Outcome {
   code: number | null;

@@ -6,6 +6,7 @@ import type { GatewayConfig } from "../../src/gateway/config/types.js";
 import { type RunningGateway, startGateway } from "../../src/gateway/server.js";
 import { parseSse, type SseMessage } from "../../src/stream/sse.js";
 import type { ScriptedUpstream } from "./scripted-upstream.js";
+import { strictServerFor } from "./strict-servers.js";
 
 /** Parsed JSON as the tests walk it: the assertions check the shape, so the type does not have to. */
 // biome-ignore lint/suspicious/noExplicitAny: test assertions walk parsed JSON of any shape
@@ -19,6 +20,8 @@ export interface TestProvider {
   reasoning?: "think-tags" | "reasoning_content" | "reasoning" | "drop";
   compat?: Record<string, unknown>;
   models?: Record<string, string>;
+  defaultModel?: string;
+  limits?: { contextWindow?: number; maxOutputTokens?: number };
 }
 
 export interface TestGatewayOptions {
@@ -34,6 +37,10 @@ export interface TestGatewayOptions {
 export async function startTestGateway(
   options: TestGatewayOptions,
 ): Promise<RunningGateway & { config: GatewayConfig }> {
+  for (const provider of Object.values(options.providers)) {
+    // The scripted server refuses what the real server of this preset would refuse.
+    if (provider.preset !== undefined) provider.upstream.server = strictServerFor(provider.type, provider.preset);
+  }
   const providers = Object.fromEntries(
     Object.entries(options.providers).map(([name, provider]) => [
       name,
@@ -45,6 +52,8 @@ export async function startTestGateway(
         ...(provider.reasoning === undefined ? {} : { reasoning: provider.reasoning }),
         ...(provider.compat === undefined ? {} : { compat: provider.compat }),
         ...(provider.models === undefined ? {} : { models: provider.models }),
+        ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
+        ...(provider.limits === undefined ? {} : { limits: provider.limits }),
       },
     ]),
   );

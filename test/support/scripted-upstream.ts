@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type StrictServer, strictServerFor, unknownFields } from "./strict-servers.js";
 
 /** What the scripted upstream answers to one request. */
 export type ScriptedReply =
@@ -10,6 +11,8 @@ export type ScriptedReply =
       /** Whole SSE frames (each ending in a blank line), written one by one. */
       frames: string[];
       frameDelayMs?: number;
+      /** Waits this long before the status line and headers (a long prefill before the first byte). */
+      headersDelayMs?: number;
       status?: number;
       headers?: Record<string, string>;
       /** Destroys the socket after this many frames (a connection lost mid-stream). */
@@ -17,7 +20,14 @@ export type ScriptedReply =
       /** Stops writing, without closing, after this many frames (a stalled upstream). */
       stallAfterFrames?: number;
     }
-  | { kind: "error"; status: number; body: unknown; retryAfter?: string; headers?: Record<string, string> }
+  | {
+      kind: "error";
+      status: number;
+      body: unknown;
+      retryAfter?: string;
+      headers?: Record<string, string>;
+      delayMs?: number;
+    }
   /** Destroys the socket without answering. */
   | { kind: "destroy" }
   /** Never answers. */
@@ -42,7 +52,22 @@ export interface ScriptedUpstream {
   /** Base URL as a provider is configured with it: `.../v1` for OpenAI-compatible, the origin for Anthropic. */
   baseUrl: string;
   origin: string;
+  /** Requests to the API endpoint (`POST /v1/chat/completions`, `POST /v1/messages[/count_tokens]`). */
   requests: RecordedRequest[];
+  /**
+   * The real server this one stands for: a request with a field it does not know is refused with its 400, as the
+   * real one does, before any scripted reply is used. By default the strict server of its kind (an
+   * OpenAI-compatible reasoning server, Anthropic); the test gateway sets the one of the provider's preset;
+   * undefined: a server that ignores what it does not know.
+   */
+  server: StrictServer | undefined;
+  /** Every other request (the gateway asking `GET /v1/models`, a server's own info endpoints). */
+  otherRequests: RecordedRequest[];
+  /**
+   * Answers requests other than the API endpoint (model lists, info endpoints); undefined, or a call that returns
+   * undefined, answers 404 as a server without that endpoint does.
+   */
+  otherRoutes: ((request: RecordedRequest) => ScriptedReply | undefined) | undefined;
   /** Replies used in order, one per request; when none is left, `fallback` answers. */
   enqueue(...replies: ScriptedReply[]): void;
   fallback: ((request: RecordedRequest) => ScriptedReply) | undefined;
@@ -75,6 +100,9 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
     baseUrl: "",
     origin: "",
     requests,
+    server: strictServerFor(kind, undefined),
+    otherRequests: [],
+    otherRoutes: undefined,
     enqueue: (...replies) => queue.push(...replies),
     fallback: undefined,
     waitForAbort: (ms) =>
@@ -110,16 +138,29 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
       framesWritten: 0,
       remotePort: req.socket.remotePort,
     };
-    requests.push(recorded);
+    const path = (req.url ?? "").split("?")[0];
+    const isApi =
+      req.method === "POST" &&
+      (path === expectedPath || (kind === "anthropic" && path === `${expectedPath}/count_tokens`));
+    (isApi ? requests : upstream.otherRequests).push(recorded);
     res.on("close", () => {
       if (res.writableFinished) return;
       recorded.aborted = true;
       for (const wake of abortWaiters.splice(0)) wake();
     });
-    const path = (req.url ?? "").split("?")[0];
-    if (path !== expectedPath && !(kind === "anthropic" && path === `${expectedPath}/count_tokens`)) {
+    if (!isApi) {
+      const other = upstream.otherRoutes?.(recorded);
+      if (other !== undefined) {
+        await play(other, res, recorded);
+        return;
+      }
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+      return;
+    }
+    const unknown = upstream.server === undefined ? [] : unknownFields(upstream.server, body);
+    if (upstream.server !== undefined && unknown.length > 0) {
+      await play(upstream.server.refuse(unknown), res, recorded);
       return;
     }
     const reply = queue.shift() ?? upstream.fallback?.(recorded);
@@ -151,6 +192,8 @@ async function play(reply: ScriptedReply, res: ServerResponse, recorded: Recorde
       return;
     }
     case "error": {
+      if (reply.delayMs) await delay(reply.delayMs);
+      if (recorded.aborted) return;
       const headers: Record<string, string> = { "content-type": "application/json", ...reply.headers };
       if (reply.retryAfter !== undefined) headers["retry-after"] = reply.retryAfter;
       res.writeHead(reply.status, headers);
@@ -163,6 +206,8 @@ async function play(reply: ScriptedReply, res: ServerResponse, recorded: Recorde
     case "stall":
       return;
     case "sse": {
+      if (reply.headersDelayMs) await delay(reply.headersDelayMs);
+      if (recorded.aborted || res.destroyed) return;
       res.writeHead(reply.status ?? 200, {
         "content-type": "text/event-stream",
         "cache-control": "no-cache",

@@ -43,7 +43,10 @@ export const anthropicClient: ClientSide = {
   },
   errorBody: (error, requestId) => ({
     type: "error",
-    error: { type: error.type, message: error.message },
+    error:
+      error.details === undefined
+        ? { type: error.type, message: error.message }
+        : { type: error.type, message: error.message, details: error.details },
     request_id: requestId,
   }),
   errorDocument: (error: StreamError) => ({ type: "error", error: { type: error.type, message: error.message } }),
@@ -56,6 +59,20 @@ export const anthropicClient: ClientSide = {
   },
 };
 
+/**
+ * Anthropic's model object, with the limits Anthropic's Models API gives and Claude Code reads from a gateway:
+ * `max_input_tokens` (the window) and `max_tokens` (the output limit; a window shared by prompt and answer bounds
+ * the answer too when no separate limit is known).
+ */
 function modelObject(model: ModelInfo) {
-  return { type: "model", id: model.id, display_name: model.id, created_at: model.createdAt };
+  const object: Record<string, unknown> = {
+    type: "model",
+    id: model.id,
+    display_name: model.upstreamModel === undefined ? model.id : `${model.id} (${model.upstreamModel})`,
+    created_at: model.createdAt,
+  };
+  const output = model.maxOutputTokens ?? model.contextWindow;
+  if (model.contextWindow !== undefined) object.max_input_tokens = model.contextWindow;
+  if (output !== undefined) object.max_tokens = output;
+  return object;
 }

@@ -13,7 +13,7 @@ const fromOpenAI: ConversationRequest = {
   model: "gpt-x",
   system: { role: "system", parts: [{ type: "text", text: "sys" }], textShorthand: true },
   messages: [
-    { role: "user", parts: [{ type: "text", text: "hi" }], textShorthand: true, extra: { name: "alice" } },
+    { role: "user", parts: [{ type: "text", text: "hi" }], textShorthand: true, extra: { openai: { name: "alice" } } },
     {
       role: "assistant",
       parts: [
@@ -25,19 +25,21 @@ const fromOpenAI: ConversationRequest = {
     },
     { role: "user", parts: [{ type: "tool_result", toolCallId: "call_1", content: "done" }] },
   ],
-  tools: [{ name: "f", description: "does f", inputSchema: { type: "object" }, extra: { strict: true } }],
+  tools: [{ name: "f", description: "does f", inputSchema: { type: "object" }, extra: { openai: { strict: true } } }],
   toolChoice: { type: "any", disableParallelToolUse: true },
   temperature: 0.2,
   stream: true,
   userId: "u1",
   reasoningEffort: "medium",
   extra: {
-    frequency_penalty: 1,
-    response_format: { type: "json_object" },
-    n: 1,
-    logprobs: true,
-    stream_options: { include_usage: true },
-    service_tier: "flex",
+    openai: {
+      frequency_penalty: 1,
+      response_format: { type: "json_object" },
+      n: 1,
+      logprobs: true,
+      stream_options: { include_usage: true },
+      service_tier: "flex",
+    },
   },
 };
 
@@ -91,7 +93,7 @@ describe("core -> anthropic request", () => {
       model: "m",
       messages: [
         { role: "user", parts: [{ type: "text", text: "q" }] },
-        { role: "assistant", parts: [{ type: "text", text: "a" }], extra: { reasoning_content: null } },
+        { role: "assistant", parts: [{ type: "text", text: "a" }], extra: { openai: { reasoning_content: null } } },
       ],
     });
     expect(nullLossy).toEqual([]);
@@ -103,7 +105,7 @@ describe("core -> anthropic request", () => {
       model: "m",
       messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }],
       stream: true,
-      extra: { stream_options: { include_usage: true } },
+      extra: { openai: { stream_options: { include_usage: true } } },
     });
     expect(usageLossy).toEqual([]);
   });
@@ -176,7 +178,9 @@ describe("core -> anthropic response", () => {
     },
     stopReason: { unified: "max_tokens", raw: "length" },
     usage: { inputTokens: 80, outputTokens: 20, cacheReadInputTokens: 20, reasoningTokens: 12 },
-    extra: { created: 1, object: "chat.completion", system_fingerprint: "fp", usage: { total_tokens: 120 } },
+    extra: {
+      openai: { created: 1, object: "chat.completion", system_fingerprint: "fp", usage: { total_tokens: 120 } },
+    },
   };
   const { value, lossy } = coreToAnthropicResponse(response);
 

@@ -1,16 +1,10 @@
 import type { ConversationRequest, ConversationResponse, ToolChoice, ToolDefinition } from "../../core/conversation.js";
-import { foreignFieldNames, isFormatKey } from "../../core/format-extra.js";
+import { type DroppedField, type Extra, type Fields, fieldsFor, type SharesField } from "../../core/extra.js";
 import { type Converted, formatPath, type LossyEntry } from "../../core/lossy.js";
-import {
-  assertNever,
-  type Extra,
-  type MediaSource,
-  type Message,
-  type Part,
-  type ThinkingPart,
-} from "../../core/parts.js";
+import { assertNever, type MediaSource, type Message, type Part, type ThinkingPart } from "../../core/parts.js";
 import { encodeOriginSignature } from "../../core/reasoning-origin.js";
 import { anthropicStopReasonFromCore } from "./map-stop-reason.js";
+import { envelopeOrigin, wrappedBy } from "./signatures.js";
 import { coreUsageToAnthropic } from "./usage.js";
 import type {
   AnthropicContentBlock,
@@ -26,65 +20,13 @@ import type {
 } from "./wire-types.js";
 
 /**
- * Core -> Anthropic wire, part by part in order. Fields in `extra` go back out as they came, except those
- * only OpenAI knows (a request converted from Chat Completions carries them): Anthropic would reject them,
- * so they are dropped and reported.
+ * Core -> Anthropic wire, part by part in order. Anthropic's own fields in `extra` go back out as they came; another
+ * API's reach Anthropic only where Anthropic has the same field (`sharedRequestField`, `sharedToolField`), and are
+ * dropped and reported otherwise.
  */
 
 /** Anthropic requires `max_tokens`; an OpenAI request may leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096;
-
-const OPENAI_REQUEST_FIELDS: ReadonlySet<string> = new Set([
-  "frequency_penalty",
-  "presence_penalty",
-  "response_format",
-  "n",
-  "logprobs",
-  "top_logprobs",
-  "logit_bias",
-  "seed",
-  "stream_options",
-  "parallel_tool_calls",
-  "user",
-  "store",
-  "modalities",
-  "prediction",
-  "audio",
-  "max_completion_tokens",
-  "reasoning_effort",
-  "web_search_options",
-  "verbosity",
-  "prompt_cache_key",
-  "safety_identifier",
-  "functions",
-  "function_call",
-  "stop",
-  "reasoning",
-]);
-
-/** Message, part and response fields that exist only in Chat Completions. */
-const OPENAI_FIELDS: ReadonlySet<string> = new Set([
-  "name",
-  "refusal",
-  "annotations",
-  "audio",
-  "function_call",
-  "tool_calls",
-  "tool_call_id",
-  "reasoning_content",
-  "reasoning",
-  "reasoning_details",
-  "detail",
-  "object",
-  "created",
-  "system_fingerprint",
-  "choices",
-  "provider",
-  "obfuscation",
-  "x_groq",
-  "prompt_filter_results",
-  "logprobs",
-]);
 
 /** Anthropic accepts only these service tiers; OpenAI's (`default`, `flex`, `priority`) do not carry over. */
 const ANTHROPIC_SERVICE_TIERS: ReadonlySet<unknown> = new Set(["auto", "standard_only"]);
@@ -97,6 +39,8 @@ interface Options {
    * answer did; thinking a client stored unsigned stays unsigned.
    */
   signOriginThinking?: boolean;
+  /** The provider written for, whose own signatures go back to it out of their envelopes. */
+  signatureOwner?: string;
 }
 
 class Writer {
@@ -104,36 +48,39 @@ class Writer {
 
   constructor(readonly options: Options) {}
 
-  /** `target` gets the fields of `extra` Anthropic can take; the others are reported once per object. */
+  /**
+   * `target` gets Anthropic's fields of `extra` and the other APIs' that `shares` says Anthropic has; the others are
+   * reported once per object. Fields the codec wrote win: an OpenAI message's `role: "developer"` is its system role.
+   */
   copyExtra(
     target: AnthropicUnknownFields,
     extra: Extra | undefined,
     path: ReadonlyArray<string | number>,
-    openaiFields = OPENAI_FIELDS,
+    shares?: SharesField,
   ): void {
     if (extra === undefined) return;
-    const dropped: string[] = [];
-    for (const key in extra) {
-      // Fields the codec wrote from the parts win: an OpenAI message's `content: null` rides in `extra` for
-      // round trips and must never overwrite the blocks built from its parts.
-      if (Object.hasOwn(target, key)) continue;
-      // What another format kept for itself (item ids, statuses) is no field of Anthropic's.
-      if (isFormatKey(key)) continue;
-      // A null OpenAI field (`reasoning_content: null`) carries nothing: left out, nothing to report.
-      if (openaiFields.has(key)) {
-        if (extra[key] !== null) dropped.push(key);
-      } else target[key] = extra[key];
-    }
-    if (dropped.length > 0) this.dropped(dropped, path);
+    const { fields, dropped } = fieldsFor(extra, "anthropic", shares);
+    for (const key in fields) if (!Object.hasOwn(target, key)) target[key] = fields[key];
+    if (dropped.length > 0)
+      this.dropped(
+        dropped.filter((field) => !Object.hasOwn(target, field.key)),
+        path,
+      );
   }
 
-  dropped(fields: string[], path: ReadonlyArray<string | number>): void {
-    const entry: LossyEntry = {
-      code: "openai-fields-dropped",
-      message: `no Anthropic equivalent for ${fields.join(", ")}`,
-    };
-    if (path.length > 0) entry.path = formatPath(path);
-    this.lossy.push(entry);
+  /** One entry per API the dropped fields came from. */
+  dropped(fields: readonly DroppedField[], path: ReadonlyArray<string | number>): void {
+    if (fields.length === 0) return;
+    const byFormat = new Map<string, string[]>();
+    for (const { from, key } of fields) byFormat.set(from, [...(byFormat.get(from) ?? []), key]);
+    for (const [from, keys] of byFormat) {
+      const entry: LossyEntry = {
+        code: `${from}-fields-dropped`,
+        message: `no Anthropic equivalent for ${keys.join(", ")}`,
+      };
+      if (path.length > 0) entry.path = formatPath(path);
+      this.lossy.push(entry);
+    }
   }
 
   message(message: Message, path: ReadonlyArray<string | number>): AnthropicMessage {
@@ -207,6 +154,11 @@ class Writer {
   }
 
   signatureOf(part: ThinkingPart): string | undefined {
+    const owner = this.options.signatureOwner;
+    if (owner !== undefined) {
+      const own = wrappedBy(envelopeOrigin(part), owner);
+      if (own !== undefined) return own;
+    }
     if (part.signature !== undefined) return part.signature;
     if (this.options.signUnsignedThinking) return encodeOriginSignature(part.origin ?? { format: "openai" });
     if (this.options.signOriginThinking && part.origin !== undefined) return encodeOriginSignature(part.origin);
@@ -234,10 +186,20 @@ class Writer {
 }
 
 /** `stream_options: {include_usage}` asks for what an Anthropic stream always carries: nothing is lost. */
-function carriedAnyway(key: string, value: unknown): boolean {
+function carriedAnyway({ key, value }: DroppedField): boolean {
   if (key !== "stream_options" || typeof value !== "object" || value === null) return false;
   return Object.keys(value).every((name) => name === "include_usage");
 }
+
+/**
+ * Request fields of another API that Anthropic has under the same name and meaning: `top_k`, and `service_tier`
+ * where the value is one Anthropic takes (OpenAI's `default`, `flex` and `priority` are not).
+ */
+const sharedRequestField: SharesField = (key, value) =>
+  (key === "top_k" && typeof value === "number") || (key === "service_tier" && ANTHROPIC_SERVICE_TIERS.has(value));
+
+/** Tool fields Anthropic has too: `strict` (the input must match the schema). */
+const sharedToolField: SharesField = (key, value) => key === "strict" && typeof value === "boolean";
 
 function mediaSourceToAnthropic(source: MediaSource): AnthropicMediaSource {
   switch (source.type) {
@@ -253,15 +215,18 @@ function mediaSourceToAnthropic(source: MediaSource): AnthropicMediaSource {
 
 export function coreToAnthropicMessages(
   messages: Message[],
-  options: { signOriginThinking?: boolean } = {},
+  options: { signOriginThinking?: boolean; signatureOwner?: string } = {},
 ): Converted<AnthropicMessage[]> {
   const writer = new Writer({ signUnsignedThinking: false, ...options });
   const value = messages.map((message, index) => writer.message(message, ["messages", index]));
   return { value, lossy: writer.lossy };
 }
 
-export function coreToAnthropicRequest(request: ConversationRequest): Converted<AnthropicRequestBody> {
-  const writer = new Writer({ signUnsignedThinking: false });
+export function coreToAnthropicRequest(
+  request: ConversationRequest,
+  options: { signatureOwner?: string } = {},
+): Converted<AnthropicRequestBody> {
+  const writer = new Writer({ signUnsignedThinking: false, ...options });
   const thinkingBudget = request.thinking?.budgetTokens ?? 0;
   const body: AnthropicRequestBody = {
     model: request.model,
@@ -285,16 +250,13 @@ export function coreToAnthropicRequest(request: ConversationRequest): Converted<
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.topK !== undefined) body.top_k = request.topK;
   if (request.stream !== undefined) body.stream = request.stream;
-  const extra = request.extra ?? {};
-  const dropped = foreignFieldNames(extra, "anthropic");
-  for (const key in extra) {
-    const value = extra[key];
-    if (isFormatKey(key)) continue;
-    if (OPENAI_REQUEST_FIELDS.has(key) || (key === "service_tier" && !ANTHROPIC_SERVICE_TIERS.has(value))) {
-      if (!carriedAnyway(key, value)) dropped.push(key);
-    } else if (key !== "metadata" && key !== "output_config") body[key] = value;
-  }
-  if (dropped.length > 0) writer.dropped(dropped, []);
+  const { fields, dropped } = fieldsFor(request.extra, "anthropic", sharedRequestField);
+  const extra: Fields = fields ?? {};
+  for (const key in extra) if (key !== "metadata" && key !== "output_config") body[key] = extra[key];
+  writer.dropped(
+    dropped.filter((field) => !carriedAnyway(field)),
+    [],
+  );
   const metadata = extra.metadata;
   if (request.userId !== undefined || metadata !== undefined) {
     body.metadata = { ...(metadata as object | undefined) };
@@ -339,7 +301,7 @@ function toolToAnthropic(tool: ToolDefinition, index: number, writer: Writer): A
   const wire: AnthropicTool = { name: tool.name };
   if (tool.description !== undefined) wire.description = tool.description;
   if (tool.inputSchema !== undefined) wire.input_schema = tool.inputSchema;
-  writer.copyExtra(wire, tool.extra, ["tools", index]);
+  writer.copyExtra(wire, tool.extra, ["tools", index], sharedToolField);
   return wire;
 }
 
@@ -363,26 +325,14 @@ function toolChoiceToAnthropic(choice: ToolChoice): AnthropicToolChoice {
   }
 }
 
-/** OpenAI usage fields that may ride in `extra.usage` of a response converted from Chat Completions. */
-const OPENAI_USAGE_FIELDS: ReadonlySet<string> = new Set([
-  "prompt_tokens",
-  "completion_tokens",
-  "total_tokens",
-  "prompt_tokens_details",
-  "completion_tokens_details",
-  "cost",
-]);
-
 /**
  * An answer for an Anthropic client. Thinking without a signature is signed with a Parley envelope: Claude
  * Code drops unsigned thinking, and the envelope later tells where that reasoning may be sent back.
  */
 export function coreToAnthropicResponse(response: ConversationResponse): Converted<AnthropicMessageResponse> {
   const writer = new Writer({ signUnsignedThinking: true });
-  const extra = response.extra ?? {};
-  const usageRest: AnthropicUnknownFields = {};
-  if (typeof extra.usage === "object" && extra.usage !== null)
-    writer.copyExtra(usageRest, extra.usage as Extra, ["usage"], OPENAI_USAGE_FIELDS);
+  // Anthropic's usage fields the core does not name (cache_creation, service_tier...) travel under `usage`.
+  const { usage: usageRest, ...rest } = response.extra?.anthropic ?? {};
   const body: AnthropicMessageResponse = {
     id: response.id,
     type: "message",
@@ -391,9 +341,11 @@ export function coreToAnthropicResponse(response: ConversationResponse): Convert
     content: writer.blocks(response.message.parts, ["content"]),
     stop_reason: anthropicStopReasonFromCore(response.stopReason),
     stop_sequence: response.stopSequence ?? null,
-    usage: coreUsageToAnthropic(response.usage, usageRest),
+    usage: coreUsageToAnthropic(
+      response.usage,
+      typeof usageRest === "object" && usageRest !== null ? (usageRest as AnthropicUnknownFields) : {},
+    ),
   };
-  const { usage: _usage, ...rest } = extra;
-  writer.copyExtra(body, rest, []);
+  writer.copyExtra(body, { ...response.extra, anthropic: rest }, []);
   return { value: body, lossy: writer.lossy };
 }

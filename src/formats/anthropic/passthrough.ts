@@ -2,14 +2,25 @@ import type { Message } from "../../core/index.js";
 import { replaceTopLevelString } from "../../text/json-splice.js";
 import type { SameFormatPassthrough } from "../adapter.js";
 import { coreToAnthropicMessages } from "./from-core.js";
+import { unwrapMessageSignatures, wrapAnswerSignatures } from "./signatures.js";
 
 /**
  * An Anthropic client on an Anthropic provider (invariant 8): blocks, signatures and unknown fields reach the
- * provider byte for byte, and its answer comes back as it came, only the model named as the client asked.
+ * provider byte for byte, and its answer comes back as it came, only the model named as the client asked. A provider
+ * whose signatures only it can take back (`signatureOwner`) gets its own out of their envelopes, and its answer's
+ * signatures go to the client wrapped.
  */
 export const anthropicPassthrough: SameFormatPassthrough = {
-  request({ body, text, clientModel, upstreamModel, stored, repaired }) {
-    if (repaired === undefined && stored.length === 0) {
+  request({ body, text, clientModel, upstreamModel, stored, repaired, signatureOwner }) {
+    const options = signatureOwner === undefined ? {} : { signatureOwner };
+    if (repaired !== undefined) {
+      const converted = coreToAnthropicMessages(repaired as Message[], options);
+      return { value: { ...body, model: upstreamModel, messages: converted.value }, lossy: converted.lossy };
+    }
+    const clientMessages = Array.isArray(body.messages) ? body.messages : [];
+    const unwrapped =
+      signatureOwner === undefined ? undefined : unwrapMessageSignatures(clientMessages, signatureOwner);
+    if (stored.length === 0 && unwrapped === undefined) {
       // Nothing to repair: the client's own text goes on with only `model` spliced, numbers and escapes as sent.
       const bodyText =
         body.model !== clientModel
@@ -20,18 +31,16 @@ export const anthropicPassthrough: SameFormatPassthrough = {
       const value = { ...body, model: upstreamModel };
       return bodyText === undefined ? { value, lossy: [] } : { value, lossy: [], bodyText };
     }
-    if (repaired === undefined) {
-      // Only the stored history is converted; the client's new messages still go through as sent.
-      const history = coreToAnthropicMessages(stored as Message[]);
-      const clientMessages = Array.isArray(body.messages) ? body.messages : [];
-      return {
-        value: { ...body, model: upstreamModel, messages: [...history.value, ...clientMessages] },
-        lossy: history.lossy,
-      };
-    }
-    const converted = coreToAnthropicMessages(repaired as Message[]);
-    return { value: { ...body, model: upstreamModel, messages: converted.value }, lossy: converted.lossy };
+    // Only the stored history is converted; the client's new messages still go through as sent.
+    const history = coreToAnthropicMessages(stored as Message[], options);
+    return {
+      value: { ...body, model: upstreamModel, messages: [...history.value, ...(unwrapped ?? clientMessages)] },
+      lossy: history.lossy,
+    };
   },
-  response: (body, clientModel) => ({ ...body, model: clientModel }),
+  response: (body, clientModel, signatureOwner) => ({
+    ...(signatureOwner === undefined ? body : wrapAnswerSignatures(body, signatureOwner)),
+    model: clientModel,
+  }),
   countTokensUrl: (url) => url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1"),
 };

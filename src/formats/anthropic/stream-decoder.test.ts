@@ -76,7 +76,7 @@ describe("anthropic stream decoder on recorded traffic", () => {
       serverToolUse?.type === "opaque" && (serverToolUse.block as { input: { query: string } }).input.query,
     ).toMatch(/tokyo/i);
     expect(result).toMatchObject({ type: "opaque", block: { type: "web_search_tool_result" } });
-    const cited = search.message.parts.filter((part) => part.type === "text" && part.extra?.citations);
+    const cited = search.message.parts.filter((part) => part.type === "text" && part.extra?.anthropic?.citations);
     expect(cited.length).toBeGreaterThan(0);
   });
 });
@@ -108,7 +108,7 @@ describe("anthropic stream decoder on edge cases", () => {
       id: "msg_1",
       model: "claude-x",
       usage: { inputTokens: 10, cacheReadInputTokens: 4, outputTokens: 1 },
-      extra: { usage: { service_tier: "standard" } },
+      extra: { anthropic: { usage: { service_tier: "standard" } } },
     });
     expect(events.at(-1)).toEqual({
       type: "finish",

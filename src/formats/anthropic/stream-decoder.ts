@@ -92,7 +92,7 @@ class AnthropicStreamDecoder implements IncrementalDecoder<SseMessage> {
       if (!MESSAGE_KEYS.has(key)) extra[key] = message[key];
     }
     if (Object.keys(rest).length > 0) extra.usage = rest;
-    if (Object.keys(extra).length > 0) event.extra = extra;
+    if (Object.keys(extra).length > 0) event.extra = { anthropic: extra };
     return [event];
   }
 

@@ -59,8 +59,8 @@ class Encoder implements AnthropicStreamEncoder {
         if (this.started) return "";
         this.started = true;
         if (event.usage) this.knownUsage = { ...event.usage };
-        const extra = event.extra ?? {};
-        const { usage: usageRest, ...rest } = extra;
+        // Anthropic's own fields of the source's message; another API's have no place here
+        const { usage: usageRest, ...rest } = event.extra?.anthropic ?? {};
         const usage = coreUsageToAnthropic(
           { inputTokens: 0, ...event.usage, outputTokens: event.usage?.outputTokens ?? 1 },
           isRecord(usageRest) ? usageRest : undefined,
@@ -152,17 +152,17 @@ class Encoder implements AnthropicStreamEncoder {
     switch (part.type) {
       case "text":
         this.openBlock = "text";
-        block = { type: "text", text: "", ...part.extra };
+        block = { type: "text", text: "", ...part.extra?.anthropic };
         if (part.text !== "") follow = JSON.stringify({ type: "text_delta", text: part.text });
         break;
       case "thinking":
         this.openBlock = "thinking";
-        block = { type: "thinking", thinking: "", signature: "", ...part.extra };
+        block = { type: "thinking", thinking: "", signature: "", ...part.extra?.anthropic };
         if (part.thinking !== "") follow = JSON.stringify({ type: "thinking_delta", thinking: part.thinking });
         break;
       case "tool_call": {
         this.openBlock = "tool";
-        block = { type: "tool_use", id: part.id, name: part.name, input: {}, ...part.extra };
+        block = { type: "tool_use", id: part.id, name: part.name, input: {}, ...part.extra?.anthropic };
         const input = part.input;
         if (isRecord(input) && Object.keys(input).length > 0)
           follow = JSON.stringify({ type: "input_json_delta", partial_json: JSON.stringify(input) });
@@ -170,7 +170,7 @@ class Encoder implements AnthropicStreamEncoder {
       }
       case "redacted_thinking":
         this.openBlock = "whole";
-        block = { type: "redacted_thinking", data: part.data, ...part.extra };
+        block = { type: "redacted_thinking", data: part.data, ...part.extra?.anthropic };
         break;
       case "opaque":
         if (part.format !== "anthropic" || !isRecord(part.block)) {

@@ -120,7 +120,7 @@ describe("anthropic -> core -> anthropic", () => {
     expect(user?.parts[0]).toEqual({
       type: "text",
       text: "look at these",
-      extra: { cache_control: { type: "ephemeral", ttl: "1h" } },
+      extra: { anthropic: { cache_control: { type: "ephemeral", ttl: "1h" } } },
     });
     expect(user?.parts[1]).toEqual({
       type: "image",
@@ -137,7 +137,7 @@ describe("anthropic -> core -> anthropic", () => {
       id: "toolu_01",
       name: "Read",
       input: { path: "/a" },
-      extra: { caller: { type: "direct" }, cache_control: { type: "ephemeral" } },
+      extra: { anthropic: { caller: { type: "direct" }, cache_control: { type: "ephemeral" } } },
     });
     expect(results?.parts[1]).toMatchObject({ type: "tool_result", toolCallId: "toolu_02", isError: true });
     expect(results?.parts[1]?.type === "tool_result" && results.parts[1].content[2]).toMatchObject({ type: "opaque" });
@@ -176,12 +176,18 @@ describe("anthropic -> core -> anthropic", () => {
       reasoningEffort: "high",
       thinking: { type: "adaptive", display: "summarized" },
       toolChoice: { type: "tool", name: "Read", disableParallelToolUse: true },
-      extra: { metadata: { session: "s" }, output_config: { format: { type: "json_schema" } }, service_tier: "auto" },
+      extra: {
+        anthropic: {
+          metadata: { session: "s" },
+          output_config: { format: { type: "json_schema" } },
+          service_tier: "auto",
+        },
+      },
     });
     expect(core.tools?.[1]).toEqual({
       name: "web_search",
       inputSchema: undefined,
-      extra: { type: "web_search_20250305", max_uses: 5 },
+      extra: { anthropic: { type: "web_search_20250305", max_uses: 5 } },
     });
     const back = coreToAnthropicRequest(core);
     expect(back.value).toEqual(body);

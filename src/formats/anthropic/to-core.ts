@@ -5,16 +5,9 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from "../../core/conversation.js";
+import { type Fields, withFields } from "../../core/extra.js";
 import type { Converted } from "../../core/lossy.js";
-import type {
-  Extra,
-  MediaSource,
-  Message,
-  Part,
-  Role,
-  ToolResultContentPart,
-  ToolResultPart,
-} from "../../core/parts.js";
+import type { MediaSource, Message, Part, Role, ToolResultContentPart, ToolResultPart } from "../../core/parts.js";
 import { decodeOriginSignature } from "../../core/reasoning-origin.js";
 import { mapAnthropicStopReason } from "./map-stop-reason.js";
 import { anthropicUsageToCore } from "./usage.js";
@@ -39,8 +32,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The fields of `source` other than `known`, or undefined when there are none. */
-function restOf(source: AnthropicUnknownFields, known: ReadonlySet<string>): Extra | undefined {
-  let rest: Extra | undefined;
+function restOf(source: AnthropicUnknownFields, known: ReadonlySet<string>): Fields | undefined {
+  let rest: Fields | undefined;
   for (const key in source) {
     if (known.has(key)) continue;
     rest ??= {};
@@ -49,9 +42,9 @@ function restOf(source: AnthropicUnknownFields, known: ReadonlySet<string>): Ext
   return rest;
 }
 
-function withExtra<T extends object>(part: T, extra: Extra | undefined): T {
-  if (extra !== undefined) (part as T & { extra?: Extra }).extra = extra;
-  return part;
+/** `part` with the block's unmapped fields recorded as Anthropic's. */
+function withExtra<T extends object>(part: T, fields: Fields | undefined): T {
+  return withFields(part, "anthropic", fields);
 }
 
 const TEXT_KEYS = new Set(["type", "text"]);
@@ -178,7 +171,7 @@ const REQUEST_KEYS = new Set([
 
 export function anthropicRequestToCore(body: AnthropicRequestBody): Converted<ConversationRequest> {
   const request: ConversationRequest = { model: body.model, messages: anthropicMessagesToCore(body.messages) };
-  const extra: Extra = restOf(body, REQUEST_KEYS) ?? {};
+  const extra: Fields = restOf(body, REQUEST_KEYS) ?? {};
   if (body.system !== undefined) {
     request.system =
       typeof body.system === "string"
@@ -217,7 +210,7 @@ export function anthropicRequestToCore(body: AnthropicRequestBody): Converted<Co
       extra.output_config = outputConfig;
     }
   }
-  if (Object.keys(extra).length > 0) request.extra = extra;
+  withExtra(request, extra);
   return { value: request, lossy: [] };
 }
 
@@ -266,6 +259,5 @@ export function anthropicResponseToCore(body: AnthropicMessageResponse): Convers
   const extra = restOf(body, RESPONSE_KEYS) ?? {};
   // the usage fields the core does not name (cache_creation, service_tier...) travel under `usage`
   if (Object.keys(usageRest).length > 0) extra.usage = usageRest;
-  if (Object.keys(extra).length > 0) response.extra = extra;
-  return response;
+  return withExtra(response, extra);
 }

@@ -1,6 +1,16 @@
 import type { ConversationRequest, ConversationResponse, Converted } from "../../core/index.js";
-import type { ProviderSettings, RepairTarget, UpstreamConnection, UpstreamSide } from "../adapter.js";
+import {
+  type ClientForwarding,
+  type ProviderSettings,
+  type RepairTarget,
+  SettingError,
+  type UpstreamConnection,
+  type UpstreamSide,
+} from "../adapter.js";
+import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
 import { coreToAnthropicRequest } from "./from-core.js";
+import { ANTHROPIC_PRESETS, anthropicPreset } from "./presets.js";
+import { wrapAnswerSignatures, wrapStreamSignatures } from "./signatures.js";
 import { createAnthropicStreamDecoder } from "./stream-decoder.js";
 import { anthropicResponseToCore } from "./to-core.js";
 import type { AnthropicMessageResponse } from "./wire-types.js";
@@ -25,6 +35,13 @@ export const ANTHROPIC_REPAIR_TARGET: RepairTarget = {
 
 const DEFAULT_VERSION = "2023-06-01";
 
+/** The client's betas are its own business with Anthropic; its key is not (the provider's key is used). */
+export const ANTHROPIC_FORWARDED: ClientForwarding = {
+  headers: ["anthropic-beta"],
+  // Anthropic's SDK marks beta calls with `?beta=true`.
+  queryParameters: ["beta"],
+};
+
 /** Parley calling an Anthropic Messages API (Anthropic itself, or a server that speaks it). */
 export const anthropicUpstream: UpstreamSide = {
   type: "anthropic",
@@ -33,6 +50,7 @@ export const anthropicUpstream: UpstreamSide = {
   encodeRequest: (request) => coreToAnthropicRequest(request),
   decodeResponse: decodeResponse,
   streamDecoder: createAnthropicStreamDecoder,
+  forwarded: ANTHROPIC_FORWARDED,
   notAnAnswer(body) {
     if (body.type !== "error") return undefined;
     const error = (body.error ?? {}) as { type?: unknown; message?: unknown };
@@ -53,32 +71,58 @@ function decodeResponse(body: Record<string, unknown>): Converted<ConversationRe
   return { value: anthropicResponseToCore(body as AnthropicMessageResponse), lossy: [] };
 }
 
+/**
+ * The name a provider's thinking signatures are wrapped under, when they are not Anthropic's: always for a
+ * provider known to sign on its own, and for a server Parley does not know once the gateway has other
+ * Anthropic-format providers a conversation could move to. Anthropic's own, and a lone unknown server's, pass as
+ * they came (invariant 8), at no cost.
+ */
+export function signatureOwnerOf(provider: ProviderSettings): string | undefined {
+  const preset = anthropicPreset(provider.preset, provider.baseUrl);
+  if (preset === undefined) {
+    const known = Object.keys(ANTHROPIC_PRESETS).join(", ");
+    throw new SettingError("preset", `unknown preset '${provider.preset}' for an Anthropic provider (known: ${known})`);
+  }
+  if (preset.signatures === "own") return provider.name;
+  if (preset.signatures === "unknown" && (provider.peers?.length ?? 0) > 0) return provider.name;
+  return undefined;
+}
+
 function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
   const endpoint = provider.baseUrl.endsWith("/v1")
     ? `${provider.baseUrl}/messages`
     : `${provider.baseUrl}/v1/messages`;
   const version = provider.anthropicVersion ?? DEFAULT_VERSION;
-  return {
+  const owner = signatureOwnerOf(provider);
+  const connection: UpstreamConnection = {
     endpoint,
-    repairTarget: ANTHROPIC_REPAIR_TARGET,
-    target(clientHeaders, stream, query) {
+    repairTarget:
+      owner === undefined
+        ? ANTHROPIC_REPAIR_TARGET
+        : { ...ANTHROPIC_REPAIR_TARGET, signatureOwner: owner, provider: provider.name },
+    target(clientHeaders, stream, clientQuery) {
       const headers: Record<string, string> = {
         ...provider.headers,
         "content-type": "application/json",
         accept: stream ? "text/event-stream" : "application/json",
         "anthropic-version": version,
+        // Only what `ANTHROPIC_FORWARDED` names comes from the client.
+        ...forwardedHeaders(clientHeaders, ANTHROPIC_FORWARDED),
       };
-      // The client's betas are its own business with Anthropic; its key is not (the provider's key is used).
-      const beta = clientHeaders["anthropic-beta"];
-      if (beta !== undefined) headers["anthropic-beta"] = Array.isArray(beta) ? beta.join(",") : beta;
       if (provider.apiKey !== undefined) headers["x-api-key"] = provider.apiKey;
-      // Anthropic's own query (`?beta=true`) goes on.
+      const query = forwardedQuery(clientQuery, ANTHROPIC_FORWARDED);
       return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
     },
-    encodeRequest: (request) => coreToAnthropicRequest(hoistLeadingSystem(request)),
-    decodeResponse: (body) => decodeResponse(body),
-    streamDecoder: () => createAnthropicStreamDecoder(),
+    encodeRequest: (request) =>
+      coreToAnthropicRequest(hoistLeadingSystem(request), owner === undefined ? {} : { signatureOwner: owner }),
+    decodeResponse: (body) => decodeResponse(owner === undefined ? body : wrapAnswerSignatures(body, owner)),
+    streamDecoder: () =>
+      owner === undefined
+        ? createAnthropicStreamDecoder()
+        : wrapStreamSignatures(createAnthropicStreamDecoder(), owner),
   };
+  if (owner !== undefined) return { ...connection, signatureOwner: owner };
+  return connection;
 }
 
 /**

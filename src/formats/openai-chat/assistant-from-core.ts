@@ -7,10 +7,9 @@ import {
   type ReasoningField,
   type ReasoningOrigin,
   type ThinkingPart,
-  withoutFormatFields,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
-import { type EncodeContext, encodeContentPart, reportOnce, stripAnthropicExtra } from "./encode-context.js";
+import { type EncodeContext, encodeContentPart, openaiFieldsOf, reportOnce } from "./encode-context.js";
 import { sealedDetail } from "./sealed-reasoning.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
@@ -39,6 +38,8 @@ export function assistantToOpenAI(
   let signatureDropped = false;
   /** A client's answer: reasoning another API sealed, in details that carry its envelope. */
   const sealed: OpenAIReasoningDetail[] = [];
+  /** Thinking that goes back in the field it came in (see the `extra` copies below). */
+  const boundTexts = new Set<string>();
 
   const addField = (field: SingleField, text: string, position: number) => {
     const last = lastFieldPosition[field];
@@ -51,7 +52,8 @@ export function assistantToOpenAI(
     const path = formatPath(["messages", index, "content", partIndex]);
     switch (part.type) {
       case "text":
-        stripAnthropicExtra(part.extra, path, context);
+        // a text part's fields have no place in a string content; another API's are reported
+        openaiFieldsOf(part.extra, "element", path, context);
         pieces.push({ type: "text", text: part.text });
         break;
       case "thinking": {
@@ -61,7 +63,11 @@ export function assistantToOpenAI(
           origin?.format === "openai" &&
           isChatField(origin.field) &&
           origin.provider === context.provider;
-        if (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature))
+        // a signature of Anthropic's, or of another Anthropic-format provider's in its envelope
+        if (
+          (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature)) ||
+          origin?.signature !== undefined
+        )
           signatureDropped = true;
         const detail = bindToProvider || mode === "drop" ? undefined : sealedDetail(part, sealed.length);
         if (detail !== undefined) sealed.push(detail);
@@ -73,6 +79,8 @@ export function assistantToOpenAI(
             path,
           );
         const target = bound ? (origin!.field as ReasoningMode | "content-parts") : mode;
+        if (bound) boundTexts.add(part.thinking);
+        else if (bindToProvider) reportFieldChange(origin, target, path, context);
         const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
         if (originDetails === undefined && target !== "drop" && (detailsOf(part)?.length ?? 0) > 0) {
           context.lossy.push({
@@ -118,7 +126,7 @@ export function assistantToOpenAI(
         });
         break;
       case "tool_call": {
-        const { type: wireType, ...extra } = stripAnthropicExtra(part.extra, path, context) ?? {};
+        const { type: wireType, ...extra } = openaiFieldsOf(part.extra, "element", path, context) ?? {};
         const argumentsText = part.rawInput ?? JSON.stringify(part.input ?? {});
         toolCalls.push({
           id: part.id,
@@ -150,7 +158,15 @@ export function assistantToOpenAI(
     }
   });
 
-  const { role: _role, ...extra } = withoutFormatFields(message.extra) ?? {};
+  const { role: _role, ...extra } =
+    openaiFieldsOf(message.extra, "message", formatPath(["messages", index]), context) ?? {};
+  // A reasoning field in `extra` is the copy of a thinking part a client sent in both fields (qwen-code sends
+  // `reasoning_content` and `reasoning` alike): it goes along only beside that part sent back to its own field,
+  // as it came; sent anywhere else, the upstream would get the reasoning twice.
+  for (const field of ["reasoning_content", "reasoning"] as const) {
+    const copy = extra[field];
+    if (typeof copy === "string" && !boundTexts.has(copy)) delete extra[field];
+  }
   const out: OpenAIMessage = { ...extra, role: "assistant" };
   if (pieces.length > 0) {
     if (arrayContent) out.content = pieces;
@@ -192,6 +208,27 @@ const CHAT_FIELDS: ReadonlySet<string> = new Set([
 
 function isChatField(field: ReasoningField | undefined): boolean {
   return field !== undefined && CHAT_FIELDS.has(field);
+}
+
+/**
+ * Reasoning that came in an OpenAI-compatible field (a client's `reasoning_content`, another provider's
+ * `reasoning`) and goes to this upstream in another form, as its reasoning mode says: said once per request.
+ */
+function reportFieldChange(
+  origin: ReasoningOrigin | undefined,
+  target: ReasoningMode | "content-parts",
+  path: string,
+  context: EncodeContext,
+): void {
+  const field = origin?.format === "openai" ? origin.field : undefined;
+  if (field === undefined || field === target || target === "drop") return;
+  const form = target === "think-tags" ? "inline <think> tags" : target;
+  reportOnce(
+    context,
+    "reasoning-field-changed",
+    `reasoning that came in ${field === "think-tags" ? "inline <think> tags" : field} is sent as ${form}, the upstream's reasoning mode`,
+    path,
+  );
 }
 
 function originOf(part: ThinkingPart): ReasoningOrigin | undefined {

@@ -1,6 +1,6 @@
 import type { ConversationResponse, ErrorType, LossyEntry, StreamError } from "../../core/index.js";
 import { formatSse } from "../../stream/sse.js";
-import type { ClientSide, ClientStreamEncoder, ClientStreamOptions } from "../adapter.js";
+import type { ClientSide, ClientStreamEncoder, ClientStreamOptions, ModelInfo } from "../adapter.js";
 import { coreToOpenAIResponse } from "./from-core.js";
 import { createOpenAIStreamEncoder, type OpenAIStreamEncoder } from "./stream-encoder.js";
 import { openaiRequestToCore } from "./to-core.js";
@@ -35,7 +35,25 @@ export const openaiChatClient: ClientSide = {
     error: { message: error.message, type: error.type, param: error.param, code: openaiCode(error.type) },
   }),
   errorDocument,
+  // No route of its own: `GET /v1/models` answers in this shape to an OpenAI client (see the gateway's model list).
+  models: {
+    list: (models) => ({ object: "list", data: models.map(modelObject) }),
+    one: modelObject,
+  },
 };
+
+/** OpenAI's model object, with the limits as OpenRouter names them (`context_length`, `max_completion_tokens`). */
+function modelObject(model: ModelInfo) {
+  const object: Record<string, unknown> = {
+    id: model.id,
+    object: "model",
+    created: Math.floor(Date.parse(model.createdAt) / 1000),
+    owned_by: model.ownedBy ?? "parley",
+  };
+  if (model.contextWindow !== undefined) object.context_length = model.contextWindow;
+  if (model.maxOutputTokens !== undefined) object.max_completion_tokens = model.maxOutputTokens;
+  return object;
+}
 
 function errorDocument(error: StreamError) {
   return { error: { message: error.message, type: error.type, param: null, code: null } };

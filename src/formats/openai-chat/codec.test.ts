@@ -113,8 +113,8 @@ describe("core -> OpenAI request (invariants 1-3)", () => {
           {
             role: "user",
             parts: [
-              { type: "text", text: "a", extra: { cache_control: { type: "ephemeral" } } },
-              { type: "text", text: "b", extra: { cache_control: { type: "ephemeral" } } },
+              { type: "text", text: "a", extra: { anthropic: { cache_control: { type: "ephemeral" } } } },
+              { type: "text", text: "b", extra: { anthropic: { cache_control: { type: "ephemeral" } } } },
             ],
           },
         ],
@@ -122,7 +122,7 @@ describe("core -> OpenAI request (invariants 1-3)", () => {
         maxTokens: 4096,
         stream: true,
         thinking: { type: "enabled", budgetTokens: 2000 },
-        extra: { output_config: { effort: "high" } },
+        extra: { anthropic: { output_config: { effort: "high" } } },
       },
       { reasoning: "reasoning_content", compat },
     );

@@ -39,7 +39,52 @@ export interface OpenAICompat {
   requiresReasoningOnToolCallTurns: boolean;
   /** Send `stream_options.include_usage` so the last chunk carries usage. */
   streamUsage: boolean;
+  /**
+   * Fields beyond Chat Completions the server takes, at the top level or on a message: its own extensions by name,
+   * or `any` for a server that ignores what it does not know (a client's fields of this API then all go; another
+   * API's only by name). Any other field Parley does not know (a client's extension, another API's field) is
+   * dropped and reported: strict servers answer 400 to it.
+   */
+  extraFields: readonly string[] | "any";
 }
+
+/**
+ * vLLM's sampling and template parameters beyond OpenAI's (docs.vllm.ai, OpenAI-compatible server, "Extra
+ * parameters"); SGLang and NIM, which run the same kind of engine, take the same ones.
+ */
+const VLLM_FIELDS = [
+  "top_k",
+  "min_p",
+  "repetition_penalty",
+  "length_penalty",
+  "stop_token_ids",
+  "include_stop_str_in_output",
+  "ignore_eos",
+  "min_tokens",
+  "skip_special_tokens",
+  "spaces_between_special_tokens",
+  "truncate_prompt_tokens",
+  "prompt_logprobs",
+  "allowed_token_ids",
+  "bad_words",
+  "echo",
+  "add_generation_prompt",
+  "continue_final_message",
+  "add_special_tokens",
+  "documents",
+  "chat_template",
+  "chat_template_kwargs",
+  "mm_processor_kwargs",
+  "guided_json",
+  "guided_regex",
+  "guided_choice",
+  "guided_grammar",
+  "structural_tag",
+  "structured_outputs",
+  "priority",
+  "request_id",
+  "cache_salt",
+];
 
 const base: Omit<OpenAICompat, "id"> = {
   reasoningMode: "think-tags",
@@ -51,6 +96,7 @@ const base: Omit<OpenAICompat, "id"> = {
   maxTokensField: "max_tokens",
   requiresReasoningOnToolCallTurns: false,
   streamUsage: true,
+  extraFields: [],
 };
 
 /** Values from the protocol notes, sections C (reasoning) and B (OpenAI rules); the source is named per preset. */
@@ -63,20 +109,52 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
     ...base,
     reasoningMode: "reasoning_content",
     thinkingSwitch: { type: "chat_template_kwargs" },
+    extraFields: [...VLLM_FIELDS, "nvext"],
   },
   /** vLLM renamed `reasoning_content` to `reasoning` (PR #27752) and its interleaved-thinking example sends `reasoning`. */
-  vllm: { id: "vllm", ...base, reasoningMode: "reasoning", thinkingSwitch: { type: "chat_template_kwargs" } },
+  vllm: {
+    id: "vllm",
+    ...base,
+    reasoningMode: "reasoning",
+    thinkingSwitch: { type: "chat_template_kwargs" },
+    extraFields: VLLM_FIELDS,
+  },
   /** SGLang `--reasoning-parser`: `reasoning_content`; Qwen3 `enable_thinking`. */
   sglang: {
     id: "sglang",
     ...base,
     reasoningMode: "reasoning_content",
     thinkingSwitch: { type: "chat_template_kwargs" },
+    extraFields: [...VLLM_FIELDS, "separate_reasoning", "stream_reasoning", "regex", "ebnf", "json_schema"],
   },
-  /** llama-server `--reasoning-format deepseek` reads `reasoning_content`; images depend on the model. */
-  llamacpp: { id: "llamacpp", ...base, reasoningMode: "reasoning_content", thinkingSwitch: { type: "none" } },
-  /** Ollama's OpenAI endpoint answers with `reasoning`; the native `think` switch is accepted there too. */
-  ollama: { id: "ollama", ...base, reasoningMode: "reasoning", thinkingSwitch: { type: "ollama_think" } },
+  /**
+   * llama-server `--reasoning-format deepseek` reads `reasoning_content`; images depend on the model. It reads the
+   * fields it knows (many samplers of its own) and ignores the rest.
+   */
+  llamacpp: {
+    id: "llamacpp",
+    ...base,
+    reasoningMode: "reasoning_content",
+    thinkingSwitch: { type: "none" },
+    extraFields: "any",
+  },
+  /** Ollama's OpenAI endpoint answers with `reasoning`; the native `think` switch is accepted there too; unknown fields are ignored. */
+  ollama: {
+    id: "ollama",
+    ...base,
+    reasoningMode: "reasoning",
+    thinkingSwitch: { type: "ollama_think" },
+    extraFields: "any",
+  },
+  /** LM Studio: reasoning models answer in `reasoning_content`; no thinking switch of its own. */
+  lmstudio: {
+    id: "lmstudio",
+    ...base,
+    reasoningMode: "reasoning_content",
+    thinkingSwitch: { type: "none" },
+    // the sampling and loading parameters its OpenAI-compatible endpoint documents beyond OpenAI's
+    extraFields: ["top_k", "min_p", "repeat_penalty", "ttl", "draft_model"],
+  },
   /** DeepSeek: `reasoning_content` must come back on tool-call turns, else 400. */
   deepseek: {
     id: "deepseek",
@@ -85,6 +163,8 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
     thinkingSwitch: { type: "thinking" },
     supportsImages: false,
     requiresReasoningOnToolCallTurns: true,
+    // chat prefix completion: the last assistant message with `prefix: true` is continued
+    extraFields: ["prefix", "thinking"],
   },
   /** Moonshot Kimi: "reasoning_content is missing in assistant tool call message" 400; `""` is rejected too. */
   kimi: {
@@ -93,9 +173,17 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
     reasoningMode: "reasoning_content",
     thinkingSwitch: { type: "thinking" },
     requiresReasoningOnToolCallTurns: true,
+    // partial mode: the last assistant message with `partial: true` is continued
+    extraFields: ["partial", "thinking"],
   },
   /** Z.ai GLM: `reasoning_content`, `thinking: {type}`; preserved thinking goes back unmodified. */
-  glm: { id: "glm", ...base, reasoningMode: "reasoning_content", thinkingSwitch: { type: "thinking" } },
+  glm: {
+    id: "glm",
+    ...base,
+    reasoningMode: "reasoning_content",
+    thinkingSwitch: { type: "thinking" },
+    extraFields: ["thinking", "do_sample", "request_id", "tool_stream", "user_id"],
+  },
   /** MiniMax native API keeps `<think>` inline in content and wants it back completely. */
   minimax: { id: "minimax", ...base, reasoningMode: "think-tags", thinkingSwitch: { type: "none" } },
   /** OpenRouter: `reasoning` + `reasoning_details`, details replayed complete. */
@@ -104,6 +192,21 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
     ...base,
     reasoningMode: "reasoning_details",
     thinkingSwitch: { type: "openrouter_reasoning" },
+    // its routing and sampling parameters (openrouter.ai/docs, API reference, parameters)
+    extraFields: [
+      "models",
+      "route",
+      "provider",
+      "transforms",
+      "plugins",
+      "reasoning",
+      "usage",
+      "top_k",
+      "top_a",
+      "min_p",
+      "repetition_penalty",
+      "debug",
+    ],
   },
   /** api.openai.com: strict tool-message order, `max_completion_tokens`, no reasoning text to send back. */
   openai: {
@@ -131,6 +234,7 @@ const portRules: Array<[string, string]> = [
   ["8000", "vllm"],
   ["30000", "sglang"],
   ["8080", "llamacpp"],
+  ["1234", "lmstudio"],
 ];
 
 /** Guesses the preset from the base URL; an unknown server gets `generic`. */

@@ -1,11 +1,12 @@
-import type {
-  DocumentPart,
-  Extra,
-  ImagePart,
-  OpaquePart,
-  Part,
-  TextPart,
-  ToolResultContentPart,
+import {
+  type DocumentPart,
+  type Fields,
+  type ImagePart,
+  type OpaquePart,
+  type Part,
+  type TextPart,
+  type ToolResultContentPart,
+  withFields,
 } from "../../core/index.js";
 import type { OpenAIContentPart } from "./wire-types.js";
 
@@ -61,9 +62,9 @@ function opaque(block: unknown): OpaquePart {
   return { type: "opaque", format: "openai", block };
 }
 
-export function withExtra<T extends { extra?: Extra }>(value: T, extra: Extra): T {
-  if (Object.keys(extra).length > 0) value.extra = extra;
-  return value;
+/** `value` with the wire object's unmapped fields recorded as OpenAI's. */
+export function withExtra<T extends object>(value: T, fields: Fields): T {
+  return withFields(value, "openai", fields);
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

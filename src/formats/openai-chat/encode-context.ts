@@ -1,5 +1,6 @@
-import { type Extra, type LossyEntry, type Part, withoutFormatFields } from "../../core/index.js";
+import { type Extra, type Fields, fieldsFor, type LossyEntry, type Part, type SharesField } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
+import { MESSAGE_FIELDS, REQUEST_FIELDS } from "./fields.js";
 import type { OpenAIContentPart } from "./wire-types.js";
 
 /** State shared by one conversion: the lossy list, and which once-per-request entries were made. */
@@ -14,33 +15,80 @@ export function createEncodeContext(provider: string | undefined, compat: OpenAI
   return { lossy: [], reported: new Set(), provider, compat };
 }
 
-/** Anthropic-only block fields no OpenAI-compatible API takes. */
-const ANTHROPIC_BLOCK_FIELDS = ["cache_control", "citations", "caller"];
+/** Where a field sits: the request, a message (the two a strict server checks for fields it knows), or inside one. */
+export type FieldLevel = "request" | "message" | "element";
+
+/** Whether the provider's preset takes a client's field Chat Completions does not have (by name, or `any`). */
+export function presetTakes(compat: OpenAICompat | undefined, key: string): boolean {
+  const extra = compat?.extraFields;
+  return extra === "any" || (extra?.includes(key) ?? false);
+}
 
 /**
- * A part's extra without Anthropic-only fields (`cache_control` is reported once per request) and without what
- * other formats kept for themselves.
+ * Whether the preset takes another API's field: only by name. A server that ignores what it does not know would
+ * ignore that field too, so sending it would lose it all the same, only unreported.
  */
-export function stripAnthropicExtra(
-  partExtra: Extra | undefined,
+function presetNames(compat: OpenAICompat | undefined, key: string): boolean {
+  const extra = compat?.extraFields;
+  return Array.isArray(extra) && extra.includes(key);
+}
+
+/**
+ * The fields of a core object's `extra` its OpenAI object gets (spread before what the codec writes). Chat
+ * Completions' own fields go as they came; a client's extension (a field Chat Completions has not, at the request
+ * or message level) only to a provider whose preset takes it (by name, or `any`); another API's field only where
+ * OpenAI has it too (`shared`) or the preset names it. Each field left out is reported once per request, where it
+ * was first met.
+ */
+export function openaiFieldsOf(
+  extra: Extra | undefined,
+  level: FieldLevel,
   path: string,
   context: EncodeContext,
-): Extra | undefined {
-  const extra = withoutFormatFields(partExtra);
-  if (extra === undefined || !ANTHROPIC_BLOCK_FIELDS.some((key) => key in extra)) return extra;
-  const kept: Extra = {};
-  for (const [key, value] of Object.entries(extra)) {
-    if (!ANTHROPIC_BLOCK_FIELDS.includes(key)) kept[key] = value;
-    else if (key === "cache_control" && context.compat?.supportsCacheControl) kept[key] = value;
-    else
-      reportOnce(
-        context,
-        `${key}-stripped`,
-        `Anthropic '${key}' cannot be sent to an OpenAI-compatible API (first at ${path})`,
-      );
+  shared?: SharesField,
+): Fields | undefined {
+  if (extra === undefined) return undefined;
+  const { compat } = context;
+  const { fields, dropped } = fieldsFor(
+    extra,
+    "openai",
+    (key, value, from) =>
+      shared?.(key, value, from) === true ||
+      (key === "cache_control" && compat?.supportsCacheControl === true) ||
+      presetNames(compat, key),
+  );
+  for (const { from, key } of dropped) {
+    if (key === "cache_control") reportOnce(context, "cache_control-stripped", CACHE_CONTROL_STRIPPED, path);
+    else {
+      const message = `${from} field '${key}' has no OpenAI equivalent and was dropped`;
+      reportOnce(context, `field-dropped-${key}`, message, fieldPath(path, key));
+    }
+  }
+  const own = extra.openai;
+  // Without a provider in view (a conversion on its own) a client's fields of this API go as they came.
+  if (own === undefined || level === "element" || compat === undefined) return fields;
+  const known = level === "request" ? REQUEST_FIELDS : MESSAGE_FIELDS;
+  let kept = fields as Fields;
+  for (const key in own) {
+    if (known.has(key) || presetTakes(compat, key)) continue;
+    if (kept === fields) kept = { ...kept };
+    delete kept[key];
+    if (own[key] === null) continue;
+    reportOnce(
+      context,
+      `field-dropped-${key}`,
+      `'${key}' is not a Chat Completions field and the upstream's preset does not take it; dropped`,
+      fieldPath(path, key),
+    );
   }
   return kept;
 }
+
+function fieldPath(path: string, key: string): string {
+  return path === "" ? key : `${path}.${key}`;
+}
+
+const CACHE_CONTROL_STRIPPED = "Anthropic 'cache_control' cannot be sent to this OpenAI-compatible API";
 
 export function reportOnce(context: EncodeContext, code: string, message: string, path?: string): void {
   if (context.reported.has(code)) return;
@@ -52,35 +100,34 @@ export function reportOnce(context: EncodeContext, code: string, message: string
 export function encodeContentPart(part: Part, path: string, context: EncodeContext): OpenAIContentPart | undefined {
   switch (part.type) {
     case "text":
-      return { ...stripAnthropicExtra(part.extra, path, context), type: "text", text: part.text };
+      return { ...openaiFieldsOf(part.extra, "element", path, context), type: "text", text: part.text };
     case "image": {
       if (context.compat !== undefined && !context.compat.supportsImages) {
         context.lossy.push({ code: "image-dropped", message: "the upstream does not take images", path });
         return undefined;
       }
-      const { image_url: imageExtra, ...extra } = stripAnthropicExtra(part.extra, path, context) ?? {};
+      const { image_url: imageExtra, ...extra } = openaiFieldsOf(part.extra, "element", path, context) ?? {};
       const source = part.source;
       const url =
         source.type === "url"
           ? source.url
           : `data:${source.mediaType};base64,${source.type === "base64" ? source.data : Buffer.from(source.data).toString("base64")}`;
-      return { ...extra, type: "image_url", image_url: { url, ...(imageExtra as Extra | undefined) } };
+      return { ...extra, type: "image_url", image_url: { url, ...(imageExtra as Fields | undefined) } };
     }
     case "document": {
       const source = part.source;
       if (source.type === "text") return { type: "text", text: source.data };
       if (source.type === "base64") {
-        const { file: fileExtra, ...extra } = withoutFormatFields(part.extra) ?? {};
-        const known = new Set(["title", "context", "citations", "cache_control"]);
-        const kept = Object.fromEntries(Object.entries(extra).filter(([key]) => !known.has(key)));
-        const title = typeof part.extra?.title === "string" ? { filename: part.extra.title } : {};
-        if (part.extra && "cache_control" in part.extra) stripAnthropicExtra(part.extra, path, context);
+        // An Anthropic document's title is the file's name; its other fields go by the usual rule.
+        const { title, ...anthropic } = part.extra?.anthropic ?? {};
+        const extra = part.extra === undefined ? undefined : { ...part.extra, anthropic };
+        const { file: fileExtra, ...kept } = openaiFieldsOf(extra, "element", path, context) ?? {};
         return {
           ...kept,
           type: "file",
           file: {
-            ...title,
-            ...(fileExtra as Extra | undefined),
+            ...(typeof title === "string" ? { filename: title } : {}),
+            ...(fileExtra as Fields | undefined),
             file_data: `data:${source.mediaType};base64,${source.data}`,
           },
         };

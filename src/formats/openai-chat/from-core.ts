@@ -2,16 +2,14 @@ import {
   type ConversationRequest,
   type ConversationResponse,
   type Converted,
-  type Extra,
   formatPath,
   type Message,
   type Part,
   type ToolResultPart,
-  withoutFormatFields,
 } from "../../core/index.js";
 import { assistantToOpenAI } from "./assistant-from-core.js";
 import type { OpenAICompat, ReasoningMode } from "./compat.js";
-import { createEncodeContext, type EncodeContext, encodeContentPart, stripAnthropicExtra } from "./encode-context.js";
+import { createEncodeContext, type EncodeContext, encodeContentPart, openaiFieldsOf } from "./encode-context.js";
 import { finishReasonFor } from "./map-finish-reason.js";
 import { requestFieldsToOpenAI } from "./request-fields.js";
 import { usageToOpenAI } from "./usage.js";
@@ -82,7 +80,7 @@ function encodeMessages(
         out.push(
           contentMessage(
             message,
-            message.extra?.role === "developer" ? "developer" : "system",
+            message.extra?.openai?.role === "developer" ? "developer" : "system",
             message.parts,
             index,
             context,
@@ -126,9 +124,10 @@ function contentMessage(
   context: EncodeContext,
   partIndexes?: readonly number[],
 ): OpenAIMessage {
-  const { role: _role, ...extra } = withoutFormatFields(message.extra) ?? {};
+  const { role: _role, ...extra } =
+    openaiFieldsOf(message.extra, "message", formatPath(["messages", index]), context) ?? {};
   const single = parts[0];
-  if (message.textShorthand && parts.length === 1 && single?.type === "text" && isBare(single.extra)) {
+  if (message.textShorthand && parts.length === 1 && single?.type === "text" && !single.extra) {
     return { ...extra, role, content: single.text };
   }
   const content: OpenAIContentPart[] = [];
@@ -137,7 +136,7 @@ function contentMessage(
     const encoded = encodeContentPart(part, path, context);
     if (encoded !== undefined) content.push(encoded);
   });
-  if (content.length === 0 && parts.length === 0 && "content" in extra) return { ...extra, role };
+  if (content.length === 0 && parts.length === 0 && "content" in extra) return { ...extra, role } as OpenAIMessage;
   return { ...extra, role, content };
 }
 
@@ -225,7 +224,7 @@ function toolResultToOpenAI(
   context: EncodeContext,
 ): { message: OpenAIMessage; images: Part[] } {
   const path = formatPath(["messages", index, "content", partIndex]);
-  const extra = stripAnthropicExtra(part.extra, path, context) ?? {};
+  const extra = openaiFieldsOf(part.extra, "message", path, context) ?? {};
   const images: Part[] = [];
   if (part.isError) reportToolError(context, path);
   if (typeof part.content === "string")
@@ -240,12 +239,6 @@ function toolResultToOpenAI(
     if (encoded !== undefined) content.push(encoded);
   });
   return { message: { ...extra, role: "tool", tool_call_id: part.toolCallId, content }, images };
-}
-
-/** No fields of its own for this API (another format's kept fields do not count). */
-function isBare(extra: Extra | undefined): boolean {
-  const own = withoutFormatFields(extra);
-  return own === undefined || Object.keys(own).length === 0;
 }
 
 function reportToolError(context: EncodeContext, path: string): void {

@@ -1,6 +1,7 @@
 export * from "./compat.js";
 export * from "./from-core.js";
 export * from "./map-finish-reason.js";
+export * from "./model-limits.js";
 export { createOpenAIChunkDecoder, createOpenAIStreamDecoder } from "./stream-decoder.js";
 export { createOpenAIStreamEncoder } from "./stream-encoder.js";
 export * from "./to-core.js";

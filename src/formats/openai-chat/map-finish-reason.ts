@@ -2,8 +2,9 @@ import { assertNever, type StopReason, type UnifiedStopReason } from "../../core
 
 /**
  * OpenAI `finish_reason` -> stop reason. A value servers made up (`eos`, `end`...) still ended the answer: it is
- * `end_turn` to a client that knows only Anthropic's stop reasons, its raw value kept for OpenAI clients; no
- * value at all (an answer still open) is `other`.
+ * `end_turn` to a client that knows only Anthropic's stop reasons, its raw value kept for OpenAI clients. So is
+ * none at all: a whole answer or a finished stream with a null or missing `finish_reason` (some servers send
+ * one) has ended, and Anthropic's `stop_reason` is never null there. See `answerStopReason` for tool calls.
  */
 export function mapFinishReason(raw: string | null | undefined): StopReason {
   const value = raw ?? null;
@@ -18,10 +19,21 @@ export function mapFinishReason(raw: string | null | undefined): StopReason {
     case "content_filter":
       return { unified: "refusal", raw: value };
     case null:
-      return { unified: "other", raw: null };
+      return { unified: "end_turn", raw: null };
     default:
       return { unified: "end_turn", raw: value };
   }
+}
+
+/**
+ * The stop reason of an answer that carries tool calls: `tool_use` whenever the finish reason would end the turn
+ * (`stop` from vLLM, Gemini's OpenAI endpoint and LiteLLM, none at all, or a made-up value), since a client that
+ * branches on `tool_use` would otherwise stop its loop with calls unrun. A cut (`length`) or a refusal keeps its
+ * own reason, as Anthropic reports `max_tokens` for a cut tool call. The raw value is kept.
+ */
+export function answerStopReason(raw: string | null | undefined, toolCalls: number): StopReason {
+  const mapped = mapFinishReason(raw);
+  return toolCalls > 0 && mapped.unified === "end_turn" ? { unified: "tool_use", raw: mapped.raw } : mapped;
 }
 
 const OPENAI_FINISH_REASONS: ReadonlySet<string> = new Set([

@@ -60,7 +60,7 @@ export function openaiMessagesToCore(messages: readonly OpenAIMessage[]): {
         case "developer": {
           toolRun = undefined;
           const core = contentMessage("system", content, rest);
-          if (role === "developer") core.extra = { ...core.extra, role: "developer" };
+          if (role === "developer") withExtra(core, { ...core.extra?.openai, role: "developer" });
           out.push(core);
           break;
         }

@@ -1,27 +1,8 @@
-import {
-  type ConversationRequest,
-  foreignFieldNames,
-  type ResponseFormat,
-  type ToolChoice,
-  type ToolDefinition,
-  withoutFormatFields,
-} from "../../core/index.js";
+import type { ConversationRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
-import { type EncodeContext, reportOnce } from "./encode-context.js";
+import { type EncodeContext, openaiFieldsOf, presetTakes, reportOnce } from "./encode-context.js";
+import { sharedElementField } from "./fields.js";
 import type { OpenAIChatRequest, OpenAIFunctionTool, OpenAIMessage, OpenAIToolChoice } from "./wire-types.js";
-
-/** Request-level fields only Anthropic has: dropped and reported for an OpenAI-compatible target. */
-const ANTHROPIC_ONLY = new Set([
-  "output_config",
-  "context_management",
-  "container",
-  "service_tier",
-  "mcp_servers",
-  "metadata",
-  "cache_control",
-  "anthropic_beta",
-  "top_k",
-]);
 
 /** Everything but the messages: tools, tool choice, limits, sampling, the thinking switch, extras. */
 export function requestFieldsToOpenAI(
@@ -30,15 +11,11 @@ export function requestFieldsToOpenAI(
   compat: OpenAICompat | undefined,
   context: EncodeContext,
 ): OpenAIChatRequest {
-  const body: OpenAIChatRequest = { model: request.model, messages };
-  for (const [key, value] of Object.entries(withoutFormatFields(request.extra) ?? {})) {
-    if (ANTHROPIC_ONLY.has(key))
-      reportOnce(context, `field-dropped-${key}`, `Anthropic '${key}' has no OpenAI equivalent and was dropped`, key);
-    else body[key] = value;
-  }
-  const foreign = foreignFieldNames(request.extra, "openai");
-  if (foreign.length > 0)
-    reportOnce(context, "fields-dropped", `no Chat Completions equivalent for ${foreign.join(", ")}`);
+  const body: OpenAIChatRequest = {
+    model: request.model,
+    messages,
+    ...openaiFieldsOf(request.extra, "request", "", context),
+  };
   if (request.tools !== undefined) {
     const tools = request.tools.flatMap((tool, index) => toolToOpenAI(tool, index, context));
     if (tools.length > 0) body.tools = tools;
@@ -71,8 +48,9 @@ export function requestFieldsToOpenAI(
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.topK !== undefined) {
-    if (compat?.id === "openai") reportOnce(context, "field-dropped-top_k", "api.openai.com has no top_k", "top_k");
-    else body.top_k = request.topK;
+    // not a Chat Completions field: only for a server that takes it
+    if (compat === undefined || presetTakes(compat, "top_k")) body.top_k = request.topK;
+    else reportOnce(context, "field-dropped-top_k", "the upstream's preset does not take top_k; dropped", "top_k");
   }
   if (request.stopSequences !== undefined) body.stop = request.stopSequences;
   if (request.stream !== undefined) body.stream = request.stream;
@@ -97,7 +75,7 @@ function responseFormatToOpenAI(format: ResponseFormat): Record<string, unknown>
 }
 
 function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContext): OpenAIFunctionTool[] {
-  const { cache_control, defer_loading, type, ...extra } = withoutFormatFields(tool.extra) ?? {};
+  const { type, ...anthropic } = tool.extra?.anthropic ?? {};
   const path = `tools[${index}]`;
   if (typeof type === "string" && type !== "custom" && type !== "function") {
     context.lossy.push({
@@ -107,19 +85,13 @@ function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContex
     });
     return [];
   }
-  if (cache_control !== undefined)
-    reportOnce(
-      context,
-      "cache_control-stripped",
-      "Anthropic 'cache_control' cannot be sent to an OpenAI-compatible API",
-      path,
-    );
-  if (defer_loading !== undefined)
-    reportOnce(context, "defer_loading-dropped", "Anthropic 'defer_loading' was dropped", path);
+  // an Anthropic tool's `type` (custom) is its kind, which `type: "function"` says; its other fields go by the rule
+  const extra = tool.extra === undefined ? undefined : { ...tool.extra, anthropic };
+  const fields = openaiFieldsOf(extra, "element", path, context, sharedElementField);
   const fn: OpenAIFunctionTool["function"] = { name: tool.name };
   if (tool.description !== undefined) fn.description = tool.description;
   if (tool.inputSchema !== undefined) fn.parameters = tool.inputSchema;
-  return [{ type: "function", function: { ...fn, ...extra } }];
+  return [{ type: "function", function: { ...fn, ...fields } }];
 }
 
 function toolChoiceToOpenAI(choice: ToolChoice): OpenAIToolChoice {

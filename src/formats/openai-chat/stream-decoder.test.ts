@@ -5,6 +5,7 @@ import type { StreamEvent } from "../../core/index.js";
 import { accumulate } from "../../stream/accumulate.js";
 import { parseSse } from "../../stream/sse.js";
 import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
+import { openaiResponseToCore } from "./to-core.js";
 
 const scripted = (name: string) =>
   readFileSync(new URL(`../../../test/fixtures/scripted/${name}`, import.meta.url), "utf8");
@@ -262,5 +263,76 @@ describe("OpenAI stream decoder", () => {
   test("a finish_reason a server made up still ends the turn (Anthropic clients know no other), its raw value kept", () => {
     const sse = `data: ${JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta: { content: "a" }, finish_reason: "eos_token" }] })}\n\n`;
     expect(accumulate(run(sse)).stopReason).toEqual({ unified: "end_turn", raw: "eos_token" });
+  });
+
+  describe("reasoning in two places, and whitespace before a tool call", () => {
+    const toolCall = { id: "call_1", type: "function", function: { name: "f", arguments: '{"a":1}' } };
+    const answer = (message: object) => ({
+      id: "c",
+      object: "chat.completion",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: "stop" }],
+    });
+
+    test("think tags left in the content beside a reasoning field are thinking, in order", () => {
+      const sse = chunk({ reasoning_content: "A" }) + chunk({ content: "<think>B</think>C<think>D</think>" });
+      expect(shape(run(`${sse}data: [DONE]\n\n`))).toEqual([
+        ["thinking", "A"],
+        ["thinking", "B"],
+        ["text", "C"],
+        ["thinking", "D"],
+      ]);
+    });
+
+    test("whitespace alone opens no text block before a tool call, goes in front of text, and is kept when it is all", () => {
+      // One chunk holding the whole message, as a whole answer is read.
+      const parts = (message: object) => shape(run(`${chunk(message)}data: [DONE]\n\n`));
+      expect(parts({ content: "<think>T</think>\n\n", tool_calls: [toolCall] })).toEqual([
+        ["thinking", "T"],
+        ["tool", "call_1", "f", { a: 1 }],
+      ]);
+      expect(parts({ content: "\n\n", tool_calls: [toolCall] })).toEqual([["tool", "call_1", "f", { a: 1 }]]);
+      expect(parts({ content: "<think>T</think>\n\nHi" })).toEqual([
+        ["thinking", "T"],
+        ["text", "\n\nHi"],
+      ]);
+      expect(parts({ content: "  " })).toEqual([["text", "  "]]);
+    });
+
+    test("property: a reasoning field, tags and whitespace in the content, a tool call, any chunking: the whole answer", () => {
+      const piece = fc.constantFrom("<think>", "</think>", "\n\n", " ", "a", "b c", "<", "think>", "</");
+      fc.assert(
+        fc.property(
+          fc.option(fc.string({ maxLength: 6 }), { nil: undefined }),
+          fc.array(piece, { maxLength: 8 }),
+          fc.boolean(),
+          fc.array(fc.nat(), { maxLength: 6 }),
+          (reasoning, pieces, withTool, cuts) => {
+            const content = pieces.join("");
+            const message = {
+              content,
+              ...(reasoning === undefined ? {} : { reasoning_content: reasoning }),
+              ...(withTool ? { tool_calls: [toolCall] } : {}),
+            };
+            const whole = openaiResponseToCore(answer(message) as never).value;
+            const points = [...new Set(cuts.map((cut) => cut % (content.length + 1)))].sort((a, b) => a - b);
+            const contentPieces = [0, ...points, content.length]
+              .slice(1)
+              .map((end, index, ends) => content.slice(index === 0 ? 0 : ends[index - 1], end));
+            let sse = reasoning === undefined ? "" : chunk({ reasoning_content: reasoning });
+            for (const text of contentPieces) if (text !== "") sse += chunk({ content: text });
+            if (withTool) sse += chunk({ tool_calls: [{ index: 0, ...toolCall }] });
+            sse += `data: ${JSON.stringify({ id: "c", model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`;
+            const streamed = accumulate(run(sse));
+            expect(streamed.message).toEqual(whole.message);
+            expect(streamed.stopReason).toEqual(whole.stopReason);
+            const texts = streamed.message.parts.filter((part) => part.type === "text");
+            if (streamed.message.parts.length > 1) for (const part of texts) expect(part.text.trim()).not.toBe("");
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
   });
 });

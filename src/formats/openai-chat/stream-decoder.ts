@@ -14,7 +14,7 @@ import {
 } from "../../text/text-tool-calls/index.js";
 import { createThinkTagParser, type ThinkSegmentSink, type ThinkTagParser } from "../../text/think-tags.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
-import { mapFinishReason } from "./map-finish-reason.js";
+import { answerStopReason } from "./map-finish-reason.js";
 import { mergeReasoningDetails, reasoningDetailsText } from "./reasoning-details.js";
 import { usageFromOpenAI } from "./usage.js";
 import type {
@@ -29,7 +29,7 @@ import type {
 export interface OpenAIDecodeOptions {
   /** The provider name recorded in the origin of reasoning (gateway config key or preset id). */
   provider?: string;
-  /** Parse `<think>` in `content` when the answer has no reasoning field. Default true. */
+  /** Parse `<think>` in `content` (beside a reasoning field too). Default true. */
   thinkTags?: boolean;
   /** The server leaves tool calls as text in this syntax. */
   textToolCalls?: TextToolCallFormat;
@@ -113,7 +113,6 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   private model = "";
   private nextIndex = 0;
   private open: OpenBlock | undefined;
-  private sawReasoningField = false;
   /** Details with no text of their own that came before any reasoning (a leading signature or encrypted item). */
   private pendingDetails: OpenAIReasoningDetail[] = [];
   private thinkParser: ThinkTagParser | undefined;
@@ -122,7 +121,8 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   /** Calls waiting, in the order they started, for the blocks before them to close. */
   private heldTools: ToolSlot[] = [];
   private toolCount = 0;
-  private textToolCallCount = 0;
+  /** Whitespace that would open a text block, held until text proper follows (see `appendText`). */
+  private heldWhitespace = "";
   private finishReason: string | null = null;
   private usage: OpenAIUsage | undefined;
 
@@ -155,13 +155,11 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     if (this.ended) return [];
     this.start();
     this.closeAll();
-    let stopReason = mapFinishReason(this.finishReason);
-    // A server that leaves tool calls as text ends with "stop"; the client must still run the recovered calls.
-    if (this.textToolCallCount > 0 && stopReason.unified === "end_turn")
-      stopReason = { unified: "tool_use", raw: stopReason.raw };
+    // Tool calls the server finished with "stop" (or nothing), recovered from text included, still ask the
+    // client to run them.
     this.out.push({
       type: "finish",
-      stopReason,
+      stopReason: answerStopReason(this.finishReason, this.toolCount),
       usage: usageFromOpenAI(this.usage),
     });
     this.ended = true;
@@ -223,16 +221,19 @@ class ChunkDecoder implements OpenAIChunkDecoder {
       }
     }
     if (text === undefined) return;
-    this.sawReasoningField = true;
     const block = this.thinkingBlock(field);
     if (details !== undefined) mergeReasoningDetails(block.details, details);
     if (text !== "") this.out.push({ type: "thinking-delta", index: block.index, thinking: text });
   }
 
+  /**
+   * Inline `<think>` in `content` is thinking, beside a reasoning field too: a server's reasoning parser can
+   * leave a block behind in the content (a second block, or a model that thinks again), which must not reach
+   * the client as text.
+   */
   private content(text: string): void {
     if (text === "") return;
-    if (this.sawReasoningField || this.options.thinkTags === false) {
-      this.flushThinkParser();
+    if (this.options.thinkTags === false) {
       this.textSink(text);
       return;
     }
@@ -247,7 +248,6 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     else if (part.type === "thinking") {
       const thinking = part.thinking;
       const text = typeof thinking === "string" ? thinking : Array.isArray(thinking) ? textOfParts(thinking) : "";
-      this.sawReasoningField = true;
       const block = this.thinkingBlock("content-parts");
       if (text !== "") this.out.push({ type: "thinking-delta", index: block.index, thinking: text });
     }
@@ -282,7 +282,6 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     for (const segment of segments) {
       if (segment.type === "text") this.appendText(segment.text);
       else {
-        this.textToolCallCount++;
         this.toolCount++;
         this.releaseHeldTools();
         this.wholeToolCall(segment.id, segment.name, JSON.stringify(segment.input));
@@ -290,17 +289,35 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     }
   }
 
+  /**
+   * A text block opens only once it has more than whitespace: the `\n\n` after `</think>` (or alone in
+   * `content`) before a tool call would otherwise be a whitespace-only block, which some clients display and
+   * Anthropic refuses when it is sent back. Held whitespace goes in front of the text that follows; another
+   * block coming first drops it, and an answer with nothing else keeps it (`closeAll`).
+   */
   private appendText(text: string): void {
     if (text === "") return;
     this.releaseHeldTools();
     this.flushPendingDetails();
     if (this.open?.kind !== "text") {
       this.closeBlock();
+      if (text.trim() === "") {
+        this.heldWhitespace += text;
+        return;
+      }
       const index = this.nextIndex++;
       this.open = { kind: "text", index };
       this.out.push({ type: "block-start", index, part: { type: "text", text: "" } });
+      text = this.heldWhitespace + text;
+      this.heldWhitespace = "";
     }
     this.out.push({ type: "text-delta", index: this.open.index, text });
+  }
+
+  /** The index of a new block other than text; whitespace held for a text block that never came goes. */
+  private nextOtherBlock(): number {
+    this.heldWhitespace = "";
+    return this.nextIndex++;
   }
 
   private thinkingBlock(field: ReasoningField): Extract<OpenBlock, { kind: "thinking" }> {
@@ -312,7 +329,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     if (this.options.provider !== undefined) origin.provider = this.options.provider;
     origin.field = field;
     if (this.model !== "") origin.model = this.model;
-    const block = { kind: "thinking" as const, index: this.nextIndex++, origin, details: this.pendingDetails };
+    const block = { kind: "thinking" as const, index: this.nextOtherBlock(), origin, details: this.pendingDetails };
     this.pendingDetails = [];
     this.open = block;
     this.out.push({
@@ -361,7 +378,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   }
 
   private openToolBlock(slot: ToolSlot): void {
-    const index = this.nextIndex++;
+    const index = this.nextOtherBlock();
     slot.state = "live";
     this.open = { kind: "tool", index, slot };
     this.out.push({ type: "block-start", index, part: { type: "tool_call", id: slot.id, name: slot.name, input: {} } });
@@ -383,7 +400,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   private wholeToolCall(id: string, name: string, json: string): void {
     this.flushPendingDetails();
     this.closeBlock();
-    const index = this.nextIndex++;
+    const index = this.nextOtherBlock();
     this.out.push({ type: "block-start", index, part: { type: "tool_call", id, name, input: {} } });
     if (json !== "") this.out.push({ type: "tool-input-delta", index, partialJson: json });
     this.out.push({ type: "block-end", index });
@@ -409,6 +426,14 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     this.flushPendingDetails();
     this.releaseHeldTools();
     this.closeBlock();
+    if (this.heldWhitespace !== "" && this.nextIndex === 0) {
+      // Whitespace is all the answer said: it is the answer.
+      const index = this.nextIndex++;
+      this.out.push({ type: "block-start", index, part: { type: "text", text: "" } });
+      this.out.push({ type: "text-delta", index, text: this.heldWhitespace });
+      this.out.push({ type: "block-end", index });
+    }
+    this.heldWhitespace = "";
   }
 
   /** Reasoning that is only details (o3, Gemini: encrypted) still gets its thinking block, before what follows. */

@@ -58,7 +58,7 @@ export function openaiRequestToCore(body: OpenAIChatRequest): Converted<Conversa
   if (stream !== undefined) request.stream = stream;
   if (reasoning_effort !== undefined) request.reasoningEffort = reasoning_effort;
   if (user !== undefined) request.userId = user;
-  if (Object.keys(extra).length > 0) request.extra = extra;
+  withExtra(request, extra);
   return { value: request, lossy };
 }
 
@@ -83,7 +83,7 @@ function toolChoiceToCore(choice: OpenAIChatRequest["tool_choice"]): ToolChoice 
 /**
  * A whole OpenAI answer -> core. It runs through the stream decoder as one chunk, so streaming and
  * non-streaming give the same parts by construction: reasoning before content, inline `<think>` split
- * in order (when there is no reasoning field), text tool calls parsed, then native tool calls.
+ * in order (beside a reasoning field too), text tool calls parsed, then native tool calls.
  */
 export function openaiResponseToCore(
   body: OpenAIChatResponse,

@@ -1,14 +1,17 @@
 import type { ConversationRequest, LossyEntry } from "../../core/index.js";
 import {
+  type ClientForwarding,
   type ProviderSettings,
   type RepairTarget,
   SettingError,
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
+import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
 import { type OpenAICompat, PRESETS, resolveCompat } from "./compat.js";
 import { coreToOpenAIRequest } from "./from-core.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
+import { limitsProviderKey, publishedLimits } from "./model-limits.js";
 import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 import { openaiResponseToCore } from "./to-core.js";
 import type { OpenAIChatResponse } from "./wire-types.js";
@@ -26,6 +29,9 @@ export function openaiRepairTarget(compat: Partial<OpenAICompat>, provider?: str
   if (provider !== undefined) target.provider = provider;
   return target;
 }
+
+/** Nothing of the client's own request goes to a Chat Completions API: its body is all the API reads. */
+const OPENAI_FORWARDED: ClientForwarding = { headers: [], queryParameters: [] };
 
 /** Parley calling an OpenAI-compatible Chat Completions API. */
 export const openaiChatUpstream: UpstreamSide = {
@@ -57,6 +63,7 @@ export const openaiChatUpstream: UpstreamSide = {
       throw new Error("choices[0].message.content: must be a string, an array of parts or null");
   },
   streamEndMarker: "[DONE]",
+  forwarded: OPENAI_FORWARDED,
   streamEventLossy(data): LossyEntry | undefined {
     const choices = (data as { choices?: unknown } | null)?.choices;
     if (!Array.isArray(choices)) return undefined;
@@ -82,14 +89,16 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
   return {
     endpoint,
     repairTarget: openaiRepairTarget(compat, provider.name),
-    target(_clientHeaders, stream) {
+    target(clientHeaders, stream, clientQuery) {
       const headers: Record<string, string> = {
         ...provider.headers,
         "content-type": "application/json",
         accept: stream ? "text/event-stream" : "application/json",
+        ...forwardedHeaders(clientHeaders, OPENAI_FORWARDED),
       };
       if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
-      return { url: endpoint, headers };
+      const query = forwardedQuery(clientQuery, OPENAI_FORWARDED);
+      return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
     },
     encodeRequest(request) {
       const converted = coreToOpenAIRequest(request, { reasoning, compat, provider: provider.name });
@@ -103,6 +112,12 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
     decodeResponse: (body, request) => openaiResponseToCore(body as OpenAIChatResponse, decodeOptions(request)),
     streamDecoder: (request) => createOpenAIStreamDecoder(decodeOptions(request)),
     wholeAnswerAsStream,
+    modelFacts: {
+      preset: compat.id,
+      presetGuessed: provider.preset === undefined,
+      publishedLimits: (model) => publishedLimits(limitsProviderKey(compat.id, provider.baseUrl), model),
+      ...(compat.maxTokensCap === undefined ? {} : { maxTokensCap: compat.maxTokensCap }),
+    },
   };
 }
 

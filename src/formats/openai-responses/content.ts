@@ -92,8 +92,10 @@ export function contentPartFromCore(
       return { type: "input_image", image_url: urlFromSource(part.source), ...own };
     case "document": {
       const source = part.source;
+      // An Anthropic document's title is the file's name.
+      const anthropicTitle = part.extra?.anthropic?.title;
       const title =
-        typeof part.extra?.title === "string" && own.filename === undefined ? { filename: part.extra.title } : {};
+        typeof anthropicTitle === "string" && own.filename === undefined ? { filename: anthropicTitle } : {};
       if (source.type === "url") return { type: "input_file", file_url: source.url, ...title, ...own };
       return { type: "input_file", ...title, ...own, file_data: urlFromSource(source) };
     }

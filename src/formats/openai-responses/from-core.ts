@@ -2,10 +2,11 @@ import {
   type ConversationRequest,
   type ConversationResponse,
   type Converted,
-  foreignFieldNames,
+  type DroppedField,
+  fieldsFor,
   type LossyEntry,
   type ResponseFormat,
-  withoutFormatFields,
+  type SharesField,
 } from "../../core/index.js";
 import type { ClientEncodeOptions, ReasoningMode } from "../adapter.js";
 import { kept } from "./extra.js";
@@ -25,6 +26,10 @@ export interface ResponsesEncodeOptions {
 /** Fields other APIs put at the top of a request that mean the same in the Responses API. */
 const SAME_MEANING = new Set(["prompt_cache_key", "safety_identifier", "top_logprobs", "parallel_tool_calls"]);
 const SERVICE_TIERS: ReadonlySet<unknown> = new Set(["auto", "default", "flex", "priority"]);
+
+/** What another API's request field the Responses API has too: the same name, the same meaning. */
+const sharedRequestField: SharesField = (key, value) =>
+  SAME_MEANING.has(key) || (key === "service_tier" && SERVICE_TIERS.has(value));
 
 /** Fields of this API that the core maps or that Parley itself answers (its state): not copied from the kept ones. */
 const HANDLED = new Set(["tools", "tool_choice", "include", "verbosity"]);
@@ -59,6 +64,8 @@ export function coreToResponsesRequest(
   input.push(...writer.messages(request.messages));
   body.input = input;
   const own = kept(request);
+  // Another API's fields go where this one has the same field; the rest are reported.
+  const { fields, dropped } = fieldsFor(request.extra, "responses", sharedRequestField);
   const hosted = (own.tools as ResponsesTool[] | undefined) ?? [];
   if (request.tools !== undefined || hosted.length > 0) body.tools = toolsFromCore(request.tools ?? [], hosted, lossy);
   if (own.tool_choice !== undefined) body.tool_choice = own.tool_choice;
@@ -80,30 +87,33 @@ export function coreToResponsesRequest(
     });
   const reasoning = reasoningConfig(request);
   if (reasoning !== undefined) body.reasoning = reasoning;
-  const text = textConfig(request.responseFormat ?? chatResponseFormat(request.extra?.response_format), own.verbosity);
+  const chatFormat = request.extra?.openai?.response_format;
+  const text = textConfig(request.responseFormat ?? chatResponseFormat(chatFormat), own.verbosity);
   if (text !== undefined) body.text = text;
   if (request.userId !== undefined) body.user = request.userId;
   if (request.stream !== undefined) body.stream = request.stream;
   body.store = false;
   const include = Array.isArray(own.include) ? (own.include as string[]) : [];
   body.include = ["reasoning.encrypted_content", ...include.filter((item) => item !== "reasoning.encrypted_content")];
-  for (const [key, value] of Object.entries(own)) if (!HANDLED.has(key)) body[key] = value;
-  copySharedFields(request, body, lossy);
+  for (const key in own) if (!HANDLED.has(key)) body[key] = own[key];
+  const stored = request.extra?.responses;
+  for (const key in fields) if (stored === undefined || !Object.hasOwn(stored, key)) body[key] ??= fields[key];
+  reportDropped(dropped, lossy);
   return { value: body, lossy };
 }
 
-/** Top-level fields of another API: those that mean the same here go on, the rest are reported. */
-function copySharedFields(request: ConversationRequest, body: Json, lossy: LossyEntry[]): void {
-  const dropped = foreignFieldNames(request.extra, "responses");
-  for (const [key, value] of Object.entries(withoutFormatFields(request.extra) ?? {})) {
-    if (value === null || value === undefined || key === "response_format") continue;
-    if (SAME_MEANING.has(key) || (key === "service_tier" && SERVICE_TIERS.has(value))) body[key] ??= value;
-    // The Responses API always reports usage at the end of a stream: asking for it loses nothing.
-    else if (key === "stream_options" && isUsageOnly(value)) continue;
-    else dropped.push(key);
+/**
+ * Another API's request fields the Responses API has not: reported, one entry per API. Chat's `response_format` went
+ * into `text.format`, and asking for usage at the end of a stream loses nothing (the Responses API always sends it).
+ */
+function reportDropped(dropped: readonly DroppedField[], lossy: LossyEntry[]): void {
+  const byFormat = new Map<string, string[]>();
+  for (const { from, key, value } of dropped) {
+    if (key === "response_format" || (key === "stream_options" && isUsageOnly(value))) continue;
+    byFormat.set(from, [...(byFormat.get(from) ?? []), key]);
   }
-  if (dropped.length > 0)
-    lossy.push({ code: "fields-dropped", message: `no Responses equivalent for ${dropped.join(", ")}` });
+  for (const [from, keys] of byFormat)
+    lossy.push({ code: `${from}-fields-dropped`, message: `no Responses equivalent for ${keys.join(", ")}` });
 }
 
 function isUsageOnly(value: unknown): boolean {

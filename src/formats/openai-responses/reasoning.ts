@@ -13,8 +13,8 @@ import type { ResponsesReasoningItem } from "./wire-types.js";
  * Reasoning items and core thinking. Reasoning is origin-bound: what a Responses provider made (its item id and
  * `encrypted_content`) goes back to that provider only, unmodified. A Responses client gets every reasoning
  * Parley carries as a reasoning item whose `encrypted_content` is Parley's origin envelope (the provider's own
- * content sealed inside, an Anthropic signature or redacted block included), so that the item it echoes next
- * turn tells where the reasoning may go.
+ * content sealed inside, an Anthropic signature or redacted block included, or the envelope another Anthropic-format
+ * provider's signature already travels in), so that the item it echoes next turn tells where the reasoning may go.
  */
 
 /** The readable text of an item: its raw reasoning (`reasoning_text`) when it has some, else its summary. */
@@ -30,7 +30,10 @@ export function reasoningItemToCore(item: ResponsesReasoningItem): ThinkingPart 
   const encrypted = typeof item.encrypted_content === "string" ? item.encrypted_content : undefined;
   const envelope = decodeOriginSignature(encrypted);
   let part: ThinkingPart | RedactedThinkingPart;
-  if (envelope?.format === "anthropic") {
+  if (envelope?.format === "anthropic" && envelope.signature !== undefined) {
+    // A signature only its provider can check, wrapped for it: the envelope goes on as the block's signature.
+    part = { type: "thinking", thinking: text, signature: encrypted!, origin: envelope };
+  } else if (envelope?.format === "anthropic") {
     const origin: ReasoningOrigin = { format: "anthropic" };
     if (envelope.provider !== undefined) origin.provider = envelope.provider;
     if (envelope.field === "redacted_thinking" && envelope.sealed !== undefined) {

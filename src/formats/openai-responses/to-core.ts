@@ -51,8 +51,6 @@ export function responsesRequestToCore(body: ResponsesRequest): ResponsesRequest
     input === undefined ? [] : typeof input === "string" ? [{ role: "user", content: input }] : input;
   const converted = itemsToCore(items);
   lossy.push(...converted.lossy);
-  if (typeof input === "string" && converted.messages[0] !== undefined)
-    keep(converted.messages[0], { inputString: true });
   const request: ConversationRequest = { model, messages: converted.messages };
   if (typeof instructions === "string")
     request.system = { role: "system", parts: [{ type: "text", text: instructions }], textShorthand: true };

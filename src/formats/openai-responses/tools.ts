@@ -1,5 +1,5 @@
-import type { Extra, LossyEntry, ToolCallPart, ToolChoice, ToolDefinition } from "../../core/index.js";
-import { withoutFormatFields } from "../../core/index.js";
+import type { Fields, LossyEntry, SharesField, ToolCallPart, ToolChoice, ToolDefinition } from "../../core/index.js";
+import { fieldsFor } from "../../core/index.js";
 import { keep, kept } from "./extra.js";
 import type { ResponsesTool } from "./wire-types.js";
 
@@ -87,8 +87,8 @@ export function toolsFromCore(
   let namespace: ResponsesTool | undefined;
   tools.forEach((tool, index) => {
     const own = kept(tool);
-    const shared = withoutFormatFields(tool.extra) ?? {};
-    const { type: serverType, strict: sharedStrict, ...others } = shared;
+    // An Anthropic tool's `type` says what kind it is: a custom one is a function here, a server tool runs nowhere else.
+    const serverType = tool.extra?.anthropic?.type;
     if (typeof serverType === "string" && serverType !== "function" && serverType !== "custom") {
       lossy.push({
         code: "server-tool-dropped",
@@ -97,11 +97,12 @@ export function toolsFromCore(
       });
       return;
     }
-    const dropped = Object.keys(others);
-    if (dropped.length > 0) {
+    const { fields, dropped } = fieldsFor(tool.extra, "responses", sharedToolField);
+    const names = dropped.flatMap(({ from, key }) => (from === "anthropic" && key === "type" ? [] : [key]));
+    if (names.length > 0) {
       lossy.push({
         code: "tool-fields-dropped",
-        message: `no Responses equivalent for ${dropped.join(", ")}`,
+        message: `no Responses equivalent for ${names.join(", ")}`,
         path: `tools[${index}]`,
       });
     }
@@ -119,8 +120,7 @@ export function toolsFromCore(
     if (tool.description !== undefined) fn.description = tool.description;
     fn.parameters = tool.inputSchema ?? { type: "object", properties: {} };
     // Responses makes a function strict unless told otherwise; a tool from another API was not written for that.
-    fn.strict =
-      typeof rest.strict === "boolean" ? rest.strict : typeof sharedStrict === "boolean" ? sharedStrict : false;
+    fn.strict = typeof fields?.strict === "boolean" ? fields.strict : false;
     const { strict: _strict, ...more } = rest;
     Object.assign(fn, more);
     if (typeof space !== "string") {
@@ -129,13 +129,16 @@ export function toolsFromCore(
       return;
     }
     if (namespace?.name !== space) {
-      namespace = { type: "namespace", name: space, ...(namespaceTool as Extra | undefined), tools: [] };
+      namespace = { type: "namespace", name: space, ...(namespaceTool as Fields | undefined), tools: [] };
       out.push(namespace);
     }
     namespace.tools!.push(fn);
   });
   return [...out, ...hosted];
 }
+
+/** A tool's `strict` (the input must match the schema) means the same in every API that has it. */
+const sharedToolField: SharesField = (key, value) => key === "strict" && typeof value === "boolean";
 
 export function toolChoiceToCore(choice: unknown): ToolChoice | undefined {
   if (choice === "auto") return { type: "auto" };

@@ -1,10 +1,12 @@
 import {
+  type ClientForwarding,
   type ProviderSettings,
   type RepairTarget,
   SettingError,
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
+import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
 import { coreToResponsesRequest } from "./from-core.js";
 import { streamErrorFromResponses } from "./status.js";
 import { createResponsesStreamDecoder } from "./stream-decoder.js";
@@ -23,6 +25,9 @@ export const RESPONSES_REPAIR_TARGET: RepairTarget = {
   noTrailingWhitespaceAtEnd: false,
   reasoningOnToolCallTurns: false,
 };
+
+/** Nothing of the client's own request goes to a Responses API: its body is all the API reads. */
+const RESPONSES_FORWARDED: ClientForwarding = { headers: [], queryParameters: [] };
 
 /** Parley calling an OpenAI Responses API (OpenAI itself, or a server that speaks it: vLLM, NIM...). */
 export const responsesUpstream: UpstreamSide = {
@@ -46,6 +51,7 @@ export const responsesUpstream: UpstreamSide = {
     if (!Array.isArray(body.output))
       throw new Error("output: must be an array of output items (is this a Responses API response?)");
   },
+  forwarded: RESPONSES_FORWARDED,
 };
 
 function connectResponses(provider: ProviderSettings): UpstreamConnection {
@@ -68,14 +74,16 @@ function connectResponses(provider: ProviderSettings): UpstreamConnection {
   return {
     endpoint,
     repairTarget: { ...RESPONSES_REPAIR_TARGET, provider: provider.name },
-    target(_clientHeaders, stream) {
+    target(clientHeaders, stream, clientQuery) {
       const headers: Record<string, string> = {
         ...provider.headers,
         "content-type": "application/json",
         accept: stream ? "text/event-stream" : "application/json",
+        ...forwardedHeaders(clientHeaders, RESPONSES_FORWARDED),
       };
       if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
-      return { url: endpoint, headers };
+      const query = forwardedQuery(clientQuery, RESPONSES_FORWARDED);
+      return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
     },
     encodeRequest: (request) => coreToResponsesRequest(request, { provider: provider.name, reasoning }),
     decodeResponse: (body) => responsesResponseToCore(body, decodeOptions),

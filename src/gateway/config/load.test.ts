@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { buildProviders } from "../exchange/providers.js";
 import { ConfigError, loadConfig } from "./load.js";
@@ -66,6 +67,37 @@ describe("loadConfig", () => {
       apiKeys: ["file-key"],
       store: "memory:",
     });
+  });
+
+  test("a file's key may name its tenant; keys from flags and the environment are plain keys", () => {
+    const read = files({
+      "k.yaml":
+        "apiKeys:\n  - plain-key\n  - key: team-key-1\n    tenant: team\n  - { key: team-key-2, tenant: team }\n",
+    });
+    const config = loadConfig({ config: "k.yaml" }, {}, read);
+    expect(config.apiKeys).toEqual(["plain-key", "team-key-1", "team-key-2"]);
+    expect({ ...config.keyTenants }).toEqual({ "team-key-1": "team", "team-key-2": "team" });
+    expect(loadConfig({ config: "k.yaml" }, { PARLEY_API_KEYS: "a,b" }, read)).toMatchObject({ apiKeys: ["a", "b"] });
+    expect({ ...loadConfig({ config: "k.yaml", apiKeys: ["c"] }, {}, read).keyTenants }).toEqual({});
+    expect(() => loadConfig({ config: "bad.yaml" }, {}, files({ "bad.yaml": "apiKeys:\n  - tenant: x\n" }))).toThrow(
+      /apiKeys/,
+    );
+  });
+
+  test("allowedHosts and allowedOrigins come from the file or the environment; an origin with a path is refused", () => {
+    const read = files({ "o.yaml": "allowedHosts: [parley.internal]\nallowedOrigins: ['https://app.example']\n" });
+    expect(loadConfig({ config: "o.yaml" }, {}, read)).toMatchObject({
+      allowedHosts: ["parley.internal"],
+      allowedOrigins: ["https://app.example"],
+    });
+    const env = { PARLEY_ALLOWED_HOSTS: "a.example, b.example", PARLEY_ALLOWED_ORIGINS: "http://localhost:3000" };
+    expect(loadConfig({}, env, read)).toMatchObject({
+      allowedHosts: ["a.example", "b.example"],
+      allowedOrigins: ["http://localhost:3000"],
+    });
+    expect(() => loadConfig({}, { PARLEY_ALLOWED_ORIGINS: "https://app.example/page" }, read)).toThrow(
+      /allowedOrigins/,
+    );
   });
 
   test("the config file path may come from PARLEY_CONFIG", () => {
@@ -155,6 +187,29 @@ describe("loadConfig", () => {
     [{ config: "missing.yaml" }, "config"],
   ])("bad flags %j name %s", (flags, key) => {
     expect(() => loadConfig(flags, {}, files({}))).toThrow(expect.objectContaining({ key }));
+  });
+});
+
+describe("the documented configuration", () => {
+  test("docs/configuration.md's full example loads, with its model settings", () => {
+    const doc = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    const yaml = /## A full example[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
+    const env = { PARLEY_CLIENT_KEY: "ck", TEAM_A_KEY: "ta", NVIDIA_API_KEY: "nv", DEEPSEEK_API_KEY: "ds" };
+    const config = loadConfig({ config: "parley.yaml" }, env, () => yaml);
+    expect(config.providers.local).toMatchObject({ defaultModel: "Qwen/Qwen3-32B", discover: true });
+    expect(config.providers.nim?.limits).toEqual({ contextWindow: 131_072, maxOutputTokens: 16_384 });
+  });
+
+  test("--model and --preset (or PARLEY_MODEL, PARLEY_PRESET) set the default provider's model and preset", () => {
+    const config = loadConfig(
+      { upstream: "http://127.0.0.1:9000/v1", model: "qwen3-coder:30b" },
+      { PARLEY_PRESET: "ollama" },
+    );
+    expect(config.providers.default).toMatchObject({
+      defaultModel: "qwen3-coder:30b",
+      preset: "ollama",
+      fromFlags: true,
+    });
   });
 });
 

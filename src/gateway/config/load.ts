@@ -16,6 +16,8 @@ export interface ServeFlags {
   reasoning?: string;
   store?: string;
   apiKeys?: string[];
+  model?: string;
+  preset?: string;
 }
 
 /** A configuration problem, found before the gateway listens. `key` names the setting. */
@@ -36,6 +38,8 @@ export const DEFAULTS = {
   upstreamType: "openai",
   upstreamUrl: "http://127.0.0.1:11434/v1",
   maxBodyBytes: 32 * 1024 * 1024,
+  maxAnswerBytes: 64 * 1024 * 1024,
+  maxEventBytes: 8 * 1024 * 1024,
   anthropicVersion: "2023-06-01",
 };
 
@@ -119,16 +123,32 @@ export function buildConfig(
   const host = flags.host ?? env.PARLEY_HOST ?? file.host ?? DEFAULTS.host;
   const portText = flags.port ?? env.PARLEY_PORT;
   const port = portText === undefined ? (file.port ?? DEFAULTS.port) : parsePort(portText);
-  const apiKeys = flags.apiKeys?.length
+  const keyEntries = flags.apiKeys?.length
     ? flags.apiKeys
     : env.PARLEY_API_KEYS
       ? splitKeys(env.PARLEY_API_KEYS)
       : (file.apiKeys ?? []);
+  const apiKeys = keyEntries.map((entry) => (typeof entry === "string" ? entry : entry.key));
+  // No prototype: a key is a key, whatever its text.
+  const keyTenants: Record<string, string> = Object.create(null);
+  for (const entry of keyEntries) if (typeof entry !== "string" && entry.tenant) keyTenants[entry.key] = entry.tenant;
+
+  const allowedHosts = env.PARLEY_ALLOWED_HOSTS ? splitKeys(env.PARLEY_ALLOWED_HOSTS) : (file.allowedHosts ?? []);
+  const allowedOrigins = env.PARLEY_ALLOWED_ORIGINS
+    ? splitKeys(env.PARLEY_ALLOWED_ORIGINS)
+    : (file.allowedOrigins ?? []);
+  for (const origin of allowedOrigins) {
+    if (!/^https?:\/\/[^/]+\/?$/.test(origin)) {
+      throw new ConfigError("allowedOrigins", `'${origin}' is not an origin (scheme://host[:port], no path)`);
+    }
+  }
 
   const upstreamUrl = flags.upstream ?? env.PARLEY_UPSTREAM_URL;
   const upstreamKey = flags.upstreamKey ?? env.PARLEY_UPSTREAM_KEY;
   const upstreamType = flags.upstreamType ?? env.PARLEY_UPSTREAM_TYPE;
   const reasoning = flags.reasoning ?? env.PARLEY_REASONING;
+  const model = nonEmptyText(flags.model ?? env.PARLEY_MODEL);
+  const preset = nonEmptyText(flags.preset ?? env.PARLEY_PRESET);
   if (upstreamType !== undefined && findUpstreamType(upstreamType) === undefined) {
     throw new ConfigError("upstream-type", `must be ${orList(UPSTREAM_TYPES)}, not '${upstreamType}'`);
   }
@@ -155,6 +175,9 @@ export function buildConfig(
       models: provider.models ?? {},
       headers: provider.headers ?? {},
       anthropicVersion: provider.anthropicVersion ?? DEFAULTS.anthropicVersion,
+      ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
+      ...(provider.limits === undefined ? {} : { limits: definedLimits(provider.limits) }),
+      discover: provider.discover ?? true,
     };
   }
   const defaultProvider = file.defaultProvider ?? names[0] ?? "default";
@@ -165,18 +188,28 @@ export function buildConfig(
       baseUrl: trimSlash(upstreamUrl ?? DEFAULTS.upstreamUrl),
       ...(upstreamKey ? { apiKey: upstreamKey } : {}),
       ...(reasoning === undefined ? {} : { reasoning: reasoning as ReasoningModeName }),
+      ...(preset === undefined ? {} : { preset }),
+      ...(model === undefined ? {} : { defaultModel: model }),
       compat: {},
       models: {},
       headers: {},
       anthropicVersion: DEFAULTS.anthropicVersion,
+      discover: true,
+      fromFlags: true,
     };
   } else {
     const target = providers[defaultProvider];
     if (target === undefined) throw new ConfigError("defaultProvider", `no provider named '${defaultProvider}'`);
-    if (upstreamUrl !== undefined) target.baseUrl = trimSlash(upstreamUrl);
+    if (upstreamUrl !== undefined) {
+      target.baseUrl = trimSlash(upstreamUrl);
+      // Messages about this provider then name the flags the user gave.
+      target.fromFlags = true;
+    }
     if (upstreamType !== undefined) target.type = upstreamType;
     if (upstreamKey) target.apiKey = upstreamKey;
     if (reasoning !== undefined) target.reasoning = reasoning as ReasoningModeName;
+    if (preset !== undefined) target.preset = preset;
+    if (model !== undefined) target.defaultModel = model;
   }
 
   const routes = file.routes ?? [];
@@ -191,6 +224,9 @@ export function buildConfig(
     port,
     store: flags.store ?? env.PARLEY_STORE ?? file.store ?? DEFAULTS.store,
     apiKeys,
+    keyTenants,
+    allowedHosts,
+    allowedOrigins,
     providers,
     defaultProvider,
     routes: routes.map((route) => ({
@@ -198,7 +234,11 @@ export function buildConfig(
       provider: route.provider,
       ...(route.model === undefined ? {} : { model: route.model }),
     })),
-    limits: { maxBodyBytes: file.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes },
+    limits: {
+      maxBodyBytes: file.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
+      maxAnswerBytes: file.limits?.maxAnswerBytes ?? DEFAULTS.maxAnswerBytes,
+      maxEventBytes: file.limits?.maxEventBytes ?? DEFAULTS.maxEventBytes,
+    },
     timeouts: {
       connectMs: file.timeouts?.connectMs ?? 10_000,
       firstByteMs: file.timeouts?.firstByteMs ?? 300_000,
@@ -206,6 +246,7 @@ export function buildConfig(
       pingIntervalMs: file.timeouts?.pingIntervalMs ?? 10_000,
       shutdownGraceMs: file.timeouts?.shutdownGraceMs ?? 30_000,
       firstEventHoldMs: file.timeouts?.firstEventHoldMs ?? 10_000,
+      answerMs: file.timeouts?.answerMs ?? 600_000,
     },
     retries: {
       maxAttempts: file.retries?.maxAttempts ?? 3,
@@ -217,6 +258,8 @@ export function buildConfig(
       enabled: file.traces?.enabled ?? true,
       ...(file.traces?.maxAgeDays === undefined ? { maxAgeDays: 30 } : { maxAgeDays: file.traces.maxAgeDays }),
       ...(file.traces?.maxCount === undefined ? { maxCount: 10_000 } : { maxCount: file.traces.maxCount }),
+      // Without it, the store's own default: 256 MB on disk, 32 MB for memory:.
+      ...(file.traces?.maxBytes === undefined ? {} : { maxBytes: file.traces.maxBytes }),
       maxBodyBytes: file.traces?.maxBodyBytes ?? 256 * 1024,
     },
     logLevel: file.logLevel ?? logLevelFromEnv(env.PARLEY_LOG_LEVEL) ?? "info",
@@ -238,6 +281,20 @@ function parsePort(text: string): number {
   if (!/^\d+$/.test(text) || port > 65535)
     throw new ConfigError("port", `must be a number from 0 to 65535, not '${text}'`);
   return port;
+}
+
+function definedLimits(limits: { contextWindow?: number | undefined; maxOutputTokens?: number | undefined }): {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+} {
+  return {
+    ...(limits.contextWindow === undefined ? {} : { contextWindow: limits.contextWindow }),
+    ...(limits.maxOutputTokens === undefined ? {} : { maxOutputTokens: limits.maxOutputTokens }),
+  };
+}
+
+function nonEmptyText(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
 }
 
 function splitKeys(text: string): string[] {

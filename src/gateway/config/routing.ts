@@ -36,12 +36,3 @@ export function globMatches(pattern: string, value: string): boolean {
   }
   return regex.test(value);
 }
-
-/** Model ids the gateway can answer for, for `GET /v1/models`: route patterns without wildcards, rename keys. */
-export function listedModels(config: GatewayConfig): string[] {
-  const ids = new Set<string>();
-  for (const route of config.routes) if (!/[*?]/.test(route.match)) ids.add(route.match);
-  for (const provider of Object.values(config.providers))
-    for (const name of Object.keys(provider.models)) ids.add(name);
-  return [...ids];
-}

@@ -15,6 +15,7 @@ import {
   regex,
   strictObject,
   string,
+  union,
   unknown,
   url,
   type z,
@@ -52,6 +53,17 @@ const providerSchema = strictObject({
   /** Extra headers sent with every request to this provider. */
   headers: optional(record(string(), string())),
   anthropicVersion: optional(text),
+  /** Where client model names the upstream does not serve go. */
+  defaultModel: optional(nonEmpty),
+  /** Limits for models the upstream and the published limits say nothing about. */
+  limits: optional(
+    strictObject({
+      contextWindow: optional(int().check(positive())),
+      maxOutputTokens: optional(int().check(positive())),
+    }),
+  ),
+  /** Ask the provider which models it serves (`GET /models`); default true. */
+  discover: optional(boolean()),
 });
 
 const routeSchema = strictObject({
@@ -67,13 +79,26 @@ export const fileConfigSchema = strictObject({
   host: optional(nonEmpty),
   port: optional(int().check(minimum(0), maximum(65535))),
   store: optional(nonEmpty),
-  apiKeys: optional(array(nonEmpty)),
+  /** Keys clients must send; a key may name the tenant whose stored conversations it reaches. */
+  apiKeys: optional(array(union([nonEmpty, strictObject({ key: nonEmpty, tenant: optional(nonEmpty) })]))),
+  /** Host names the gateway answers to (behind a proxy, or by a DNS name); IP literals and localhost always. */
+  allowedHosts: optional(array(nonEmpty)),
+  /** Web page origins allowed to call the gateway (`https://app.example`); none by default. */
+  allowedOrigins: optional(array(url({ protocol: /^https?$/, error: "must be an http:// or https:// origin" }))),
   providers: optional(
     record(string().check(regex(/^[A-Za-z0-9_.-]+$/, "provider names use letters, digits, _ . -")), providerSchema),
   ),
   defaultProvider: optional(text),
   routes: optional(array(routeSchema)),
-  limits: optional(strictObject({ maxBodyBytes: optional(int().check(positive())) })),
+  limits: optional(
+    strictObject({
+      maxBodyBytes: optional(int().check(positive())),
+      /** The most bytes of one upstream answer, streamed or whole. */
+      maxAnswerBytes: optional(int().check(positive())),
+      /** The most characters of one event of an upstream stream. */
+      maxEventBytes: optional(int().check(positive())),
+    }),
+  ),
   timeouts: optional(
     strictObject({
       connectMs: optional(durationMs),
@@ -84,6 +109,8 @@ export const fileConfigSchema = strictObject({
       shutdownGraceMs: optional(durationMs),
       /** How long the first upstream event is awaited before the status line goes out anyway. */
       firstEventHoldMs: optional(durationMs),
+      /** From the request to the last byte of a whole (non-streamed) answer, retries included. */
+      answerMs: optional(int().check(positive())),
     }),
   ),
   retries: optional(
@@ -99,7 +126,9 @@ export const fileConfigSchema = strictObject({
       enabled: optional(boolean()),
       maxAgeDays: optional(number().check(positive())),
       maxCount: optional(int().check(positive())),
-      /** Bytes of each body kept in a trace. */
+      /** Bytes all stored traces may take; the oldest go first. */
+      maxBytes: optional(int().check(positive())),
+      /** Bytes of each response body kept in a trace. */
       maxBodyBytes: optional(int().check(positive())),
     }),
   ),

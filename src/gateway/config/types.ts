@@ -15,6 +15,14 @@ export interface ProviderConfig {
   models: Record<string, string>;
   headers: Record<string, string>;
   anthropicVersion: string;
+  /** Where names the upstream does not serve go (`--model`); absent: its one model, when it lists one. */
+  defaultModel?: string;
+  /** Limits for models the upstream and the published limits say nothing about. */
+  limits?: { contextWindow?: number; maxOutputTokens?: number };
+  /** Whether the provider is asked which models it serves (`GET /models`). */
+  discover: boolean;
+  /** Built from the `--upstream` flags (messages then name the flags, not file keys). */
+  fromFlags?: boolean;
 }
 
 export interface RouteRule {
@@ -29,10 +37,16 @@ export interface GatewayConfig {
   port: number;
   store: string;
   apiKeys: string[];
+  /** The tenant each key that names one belongs to (key -> tenant); any other key is a tenant of its own. */
+  keyTenants: Record<string, string>;
+  /** Host names the gateway answers to besides IP literals, `localhost` and the name it listens on. */
+  allowedHosts: string[];
+  /** Origins of web pages allowed to call the gateway, besides its own. */
+  allowedOrigins: string[];
   providers: Record<string, ProviderConfig>;
   defaultProvider: string;
   routes: RouteRule[];
-  limits: { maxBodyBytes: number };
+  limits: { maxBodyBytes: number; maxAnswerBytes: number; maxEventBytes: number };
   timeouts: {
     connectMs: number;
     firstByteMs: number;
@@ -40,8 +54,9 @@ export interface GatewayConfig {
     pingIntervalMs: number;
     shutdownGraceMs: number;
     firstEventHoldMs: number;
+    answerMs: number;
   };
   retries: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
-  traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBodyBytes: number };
+  traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBytes?: number; maxBodyBytes: number };
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }

@@ -2,7 +2,7 @@ import { type ConversationResponse, UpstreamError } from "../../core/index.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, responseLossyEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
-import { appendCapped, checkAnswer, type Exchange, withInputEstimate } from "./exchange.js";
+import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, withInputEstimate } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 
 /**
@@ -19,7 +19,7 @@ export async function answerOnce(
 ): Promise<ConversationResponse> {
   const { provider, request } = exchange;
   const target = provider.connection.target(ctx.req.headers, false, exchange.query);
-  const response = await state.upstream.post({
+  const response = await state.upstream.postWhole({
     url: target.url,
     headers: target.headers,
     body: exchange.bodyText,
@@ -27,7 +27,7 @@ export async function answerOnce(
     requestId: ctx.requestId,
   });
   recordUpstream(ctx, state, exchange, response.headersMs, response.attempts);
-  const text = await response.body.text();
+  const text = response.text;
   exchange.trace.timings.upstreamBodyMs = performance.now() - ctx.startedAt;
   exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
   const json = parseObject(text);
@@ -41,7 +41,7 @@ export async function answerOnce(
   const passthrough = request.format === provider.adapter ? provider.adapter.passthrough : undefined;
   if (passthrough !== undefined) {
     // Same API both sides: the upstream's answer goes back as it came.
-    body = passthrough.response(json, request.clientModel);
+    body = passthrough.response(json, request.clientModel, provider.connection.signatureOwner);
   } else {
     const encoded = request.format.client.encodeResponse(core, encodeOptions(request));
     body = encoded.value;
@@ -71,6 +71,7 @@ export async function answerOnce(
 
 /** An upstream's whole answer: a JSON object, else a 502 saying what came instead. */
 function parseObject(text: string): Record<string, unknown> {
+  checkAnswerDepth(text);
   let json: unknown;
   let problem = "a body that is not JSON";
   try {

@@ -9,6 +9,7 @@ import {
 } from "../../core/index.js";
 import type { FormatAdapter } from "../../formats/adapter.js";
 import { redactSecrets } from "../../upstream/index.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";
 import type { LossyHeaderEntry } from "../lossy-header.js";
 import type { ClientRequest, UpstreamPlan } from "./plan.js";
 import type { ProviderRuntime } from "./providers.js";
@@ -21,8 +22,8 @@ export interface Exchange {
   plan: UpstreamPlan;
   /** The plan's body, serialised once. */
   bodyText: string;
-  /** The client's query string, for an upstream whose API takes it (Anthropic's `beta=true`). */
-  query: string;
+  /** The client's query, when it speaks the upstream's API (which takes what it names of it: `beta=true`). */
+  query: URLSearchParams | undefined;
   conversationId?: string;
   /** What converting the request and repairing the history reported, for `x-parley-lossy`. */
   lossy: LossyHeaderEntry[];
@@ -54,6 +55,16 @@ export function streamErrorToUpstreamError(error: StreamError, secrets: readonly
   // as the same answer given as a status would be.
   const retryable = type === "api_error" || type === "overloaded_error" || type === "rate_limit_error";
   return new UpstreamError(type, `upstream: ${redactSecrets(error.message, secrets)}`, { retryable, status });
+}
+
+/** A whole answer's JSON nested deeper than any real one: a 502 before the code that walks it overflows. */
+export function checkAnswerDepth(text: string): void {
+  if (jsonNestsDeeperThan(text)) {
+    throw new UpstreamError("api_error", `upstream answered with JSON nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      retryable: false,
+      status: 502,
+    });
+  }
 }
 
 /** Appends to a trace buffer up to `cap` characters. */

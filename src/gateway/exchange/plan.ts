@@ -62,6 +62,7 @@ export function planUpstream(request: ClientRequest, provider: ProviderRuntime, 
       upstreamModel,
       stored: request.core.messages.slice(0, request.historyCount),
       ...(repaired.report.length === 0 ? {} : { repaired: repaired.messages }),
+      ...(connection.signatureOwner === undefined ? {} : { signatureOwner: connection.signatureOwner }),
     });
     const plan: UpstreamPlan = { body: planned.value, lossy: planned.lossy, repair: repaired.report };
     if (planned.bodyText !== undefined) plan.bodyText = planned.bodyText;

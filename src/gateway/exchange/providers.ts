@@ -15,12 +15,21 @@ export interface ProviderRuntime {
 
 export function buildProviders(config: GatewayConfig): Record<string, ProviderRuntime> {
   const runtimes: Record<string, ProviderRuntime> = {};
-  for (const provider of Object.values(config.providers)) {
+  const all = Object.values(config.providers);
+  for (const provider of all) {
     const adapter = findUpstreamType(provider.type);
     if (adapter === undefined)
       throw new ConfigError(`providers.${provider.name}.type`, `must be ${orList(UPSTREAM_TYPES)}`);
     try {
-      runtimes[provider.name] = { config: provider, adapter, connection: adapter.upstream.connect(provider) };
+      // A conversation may move among the providers of one API, so each is told of the others.
+      const peers = all
+        .filter((other) => other !== provider && other.type === provider.type)
+        .map((other) => other.name);
+      runtimes[provider.name] = {
+        config: provider,
+        adapter,
+        connection: adapter.upstream.connect({ ...provider, peers }),
+      };
     } catch (error) {
       if (error instanceof SettingError)
         throw new ConfigError(`providers.${provider.name}.${error.path}`, error.message);

@@ -1,15 +1,14 @@
-import { randomUUID } from "node:crypto";
 import { type ConversationResponse, type Message, ParleyError } from "../../core/index.js";
-import { redactSecrets } from "../../store/redact.js";
-import type { TraceRecord } from "../../store/types.js";
-import { resolveRoute } from "../config/routing.js";
+import type { MessageSource } from "../../store/types.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
+import { routeRequest } from "../models/route-request.js";
 import type { GatewayState } from "../state.js";
-import { approximateInputTokens } from "../token-count.js";
+import { explainUpstreamFailure } from "../upstream-hints.js";
 import { answerOnce } from "./answer-once.js";
 import type { Exchange } from "./exchange.js";
 import { type ClientRequest, planUpstream } from "./plan.js";
+import { recordTrace } from "./record-trace.js";
 import { streamAnswer } from "./stream-answer.js";
 
 export interface ExchangeOptions {
@@ -21,8 +20,10 @@ export interface ExchangeOptions {
    * the client's retry does not store them twice.
    */
   newMessages?: Message[];
-  /** The client's body as received, for the trace. */
-  clientBody: unknown;
+  /** Each new message's JSON as the client sent it, stored beside it (read back byte for byte). */
+  newMessageSources?: ReadonlyArray<MessageSource | undefined> | undefined;
+  /** The client's body text as received, for the trace. */
+  clientBodyText: string;
   /** Keeps the finished answer for later turns (the client's `store`), before the client sees its end. */
   keepAnswer?: (answer: ConversationResponse) => Promise<void>;
 }
@@ -31,11 +32,10 @@ export interface ExchangeOptions {
 export async function runExchange(
   ctx: Context,
   state: GatewayState,
-  request: ClientRequest,
+  clientRequest: ClientRequest,
   options: ExchangeOptions,
 ): Promise<void> {
-  const route = resolveRoute(state.config, request.clientModel);
-  const provider = state.providers[route.provider.name]!;
+  const { route, provider, request, estimateInputTokens } = await routeRequest(state, clientRequest);
   Object.assign(ctx.log, {
     provider: provider.config.name,
     upstreamModel: route.upstreamModel,
@@ -48,7 +48,6 @@ export async function runExchange(
   const lossyHeader = formatLossyHeader(lossy);
   if (lossyHeader !== undefined) headers["x-parley-lossy"] = lossyHeader;
 
-  let estimate: number | undefined;
   const exchange: Exchange = {
     request,
     provider,
@@ -56,11 +55,9 @@ export async function runExchange(
     plan,
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
-    query: ctx.query.toString(),
-    estimateInputTokens: () => {
-      estimate ??= approximateInputTokens(request.core);
-      return estimate;
-    },
+    // A query string means something to its own API only: a client of another's keeps it.
+    query: request.format === provider.adapter ? ctx.query : undefined,
+    estimateInputTokens,
     trace: {
       upstreamResponse: "",
       clientResponse: "",
@@ -77,55 +74,46 @@ export async function runExchange(
   const store = state.store;
   if (conversationId !== undefined && store === undefined) throw new ParleyError("api_error", "no store is configured");
   const newMessages = options.newMessages ?? [];
+  const sources = options.newMessageSources;
+  const owner = ctx.tenant;
 
   let status: number | undefined;
   try {
     if (request.stream) {
       await streamAnswer(ctx, state, exchange, headers, async () => {
         if (conversationId === undefined) return undefined;
-        if (newMessages.length > 0) await store!.appendMessages(conversationId, newMessages);
-        return store!.startMessage(conversationId, "assistant");
+        if (newMessages.length > 0)
+          await store!.appendMessages(
+            conversationId,
+            newMessages,
+            sources === undefined ? { owner } : { sources, owner },
+          );
+        return store!.startMessage(conversationId, "assistant", { owner });
       });
     } else {
-      await answerOnce(ctx, state, exchange, headers, async (answer) => {
-        if (conversationId !== undefined) await store!.appendMessages(conversationId, [...newMessages, answer.message]);
-        await options.keepAnswer?.(answer);
-      });
+      const keepAnswer = exchange.keepAnswer;
+      await answerOnce(
+        ctx,
+        state,
+        exchange,
+        headers,
+        conversationId === undefined && keepAnswer === undefined
+          ? undefined
+          : async (answer) => {
+              if (conversationId !== undefined) {
+                const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
+                await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+              }
+              await keepAnswer?.(answer);
+            },
+      );
     }
     status = ctx.res.statusCode;
   } catch (error) {
-    status = error instanceof ParleyError ? error.status : 500;
-    throw error;
+    const explained = explainUpstreamFailure(error, provider, state);
+    status = explained instanceof ParleyError ? explained.status : 500;
+    throw explained;
   } finally {
-    recordTrace(ctx, state, exchange, options.clientBody, status);
+    recordTrace(ctx, state, exchange, options.clientBodyText, status);
   }
-}
-
-function recordTrace(
-  ctx: Context,
-  state: GatewayState,
-  exchange: Exchange,
-  clientBody: unknown,
-  status: number | undefined,
-): void {
-  if (!state.config.traces.enabled || state.store === undefined) return;
-  const trace: TraceRecord = {
-    id: `trace_${randomUUID().replaceAll("-", "")}`,
-    requestId: ctx.requestId,
-    createdAt: new Date().toISOString(),
-    route: ctx.route,
-    provider: exchange.provider.config.name,
-    model: exchange.upstreamModel,
-    clientRequest: clientBody,
-    upstreamRequest: exchange.plan.body,
-    upstreamResponse: exchange.trace.upstreamResponse,
-    clientResponse: exchange.trace.clientResponse,
-    lossy: [...exchange.request.lossy, ...exchange.plan.lossy, ...exchange.trace.responseLossy],
-    repair: exchange.plan.repair,
-    timings: { ...exchange.trace.timings, totalMs: performance.now() - ctx.startedAt },
-  };
-  if (status !== undefined) trace.status = status;
-  state.store.recordTrace(redactSecrets(trace, state.secrets)).catch((error: unknown) => {
-    state.logger.warn({ requestId: ctx.requestId, err: (error as Error).message }, "trace not recorded");
-  });
 }

@@ -4,9 +4,9 @@ import type { FormatAdapter } from "../../formats/adapter.js";
 import type { StreamingMessageWriter } from "../../store/types.js";
 import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
-import type { GatewayState, OpenStream } from "../state.js";
+import type { GatewayState } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
-import { appendCapped, checkAnswer, type Exchange } from "./exchange.js";
+import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
@@ -30,10 +30,24 @@ export async function streamAnswer(
   const stopFollowingClient = ctx.clientGone.onAbort((reason) => upstreamAbort.abort(reason));
   const target = provider.connection.target(ctx.req.headers, true, exchange.query);
   const tracing = state.config.traces.enabled && state.store !== undefined;
+  const holdUntil = performance.now() + state.config.timeouts.firstEventHoldMs;
   let attemptsUsed = 0;
   try {
     for (;;) {
-      const response = await state.upstream.post({
+      const relay = new StreamRelay(
+        ctx,
+        state,
+        exchange,
+        request.format.client.streamEncoder({
+          ...encodeOptions(request),
+          model: request.clientModel,
+          includeUsage: request.includeUsage ?? false,
+        }),
+        headers,
+        tracing,
+      );
+      relay.holdUntil = holdUntil;
+      const posted = state.upstream.post({
         url: target.url,
         headers: target.headers,
         body: exchange.bodyText,
@@ -42,6 +56,14 @@ export async function streamAnswer(
         // Attempts in all: a stream that broke before any content spent some already.
         maxAttempts: Math.max(1, state.config.retries.maxAttempts - attemptsUsed),
       });
+      let response: Awaited<typeof posted>;
+      try {
+        response = await headersOrOpenEarly(posted, relay, upstreamAbort);
+      } catch (error) {
+        if (!relay.committed) throw error;
+        relay.failEarly(error);
+        return;
+      }
       attemptsUsed += response.attempts;
       recordUpstream(ctx, state, exchange, response.headersMs, attemptsUsed);
       let body: AsyncIterable<Uint8Array> = response.body;
@@ -61,19 +83,7 @@ export async function streamAnswer(
         body = wholeAnswerAsStream(provider.adapter, asStream, text, state.secrets);
       }
       exchange.trace.upstreamResponse = "";
-      const relay = new StreamRelay(
-        ctx,
-        state,
-        exchange,
-        request.format.client.streamEncoder({
-          ...encodeOptions(request),
-          model: request.clientModel,
-          includeUsage: request.includeUsage ?? false,
-        }),
-        headers,
-        tracing,
-      );
-      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config.traces.maxBodyBytes);
+      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config);
       const retry = await relayStream(ctx, state, relay, iterator, upstreamAbort, storeWriter, attemptsUsed);
       if (!retry) break;
     }
@@ -88,8 +98,9 @@ function upstreamBatches(
   exchange: Exchange,
   body: AsyncIterable<Uint8Array>,
   tracing: boolean,
-  traceCap: number,
+  config: GatewayState["config"],
 ): AsyncIterator<StreamEvent[]> {
+  const traceCap = config.traces.maxBodyBytes;
   const decoder = provider.connection.streamDecoder(exchange.request.core);
   const utf8 = new TextDecoder();
   const onChunk = tracing
@@ -103,7 +114,7 @@ function upstreamBatches(
         }
       }
     : undefined;
-  return upstreamEventBatches(body, decoder, onChunk);
+  return upstreamEventBatches(body, decoder, onChunk, config.limits.maxEventBytes);
 }
 
 /**
@@ -119,9 +130,7 @@ async function relayStream(
   storeWriter: () => Promise<StreamingMessageWriter | undefined>,
   attemptsUsed: number,
 ): Promise<boolean> {
-  const open: OpenStream = { end: (reason) => relay.shutdown(reason, upstreamAbort) };
-  state.openStreams.add(open);
-  state.metrics.streamOpened();
+  relay.register(upstreamAbort);
   let writer: StreamingMessageWriter | undefined;
   try {
     await relay.hold(iterator);
@@ -145,8 +154,7 @@ async function relayStream(
     throw mapped;
   } finally {
     relay.stopPings();
-    state.openStreams.delete(open);
-    state.metrics.streamClosed();
+    relay.unregister();
     if (relay.committed && !relay.finished) upstreamAbort.abort(new Error("stream ended"));
     await relay.closeStore();
   }
@@ -163,6 +171,7 @@ async function* wholeAnswerAsStream(
   text: string,
   secrets: readonly string[],
 ): AsyncGenerator<Uint8Array> {
+  checkAnswerDepth(text);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -180,6 +189,29 @@ async function* wholeAnswerAsStream(
   checkAnswer(adapter, body, secrets);
   yield new TextEncoder().encode(asStream(body));
 }
+
+/**
+ * The upstream's response headers; when they take longer than the relay's hold, the stream opens first (status,
+ * `message_start`, pings) and the headers are awaited behind it. A client that leaves cancels the request
+ * (`upstreamAbort` follows it), so a one-slot local server is not left prefilling for nobody.
+ */
+async function headersOrOpenEarly<T>(posted: Promise<T>, relay: StreamRelay, upstreamAbort: Cancellation): Promise<T> {
+  const wait = relay.holdUntil - performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const held = new Promise<typeof HEADERS_LATE>((resolve) => {
+    timer = setTimeout(() => resolve(HEADERS_LATE), Math.max(0, wait));
+  });
+  try {
+    const first = await Promise.race([posted, held]);
+    if (first !== HEADERS_LATE) return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  relay.openEarly(upstreamAbort);
+  return posted;
+}
+
+const HEADERS_LATE = Symbol("headers-late");
 
 function isJson(contentType: string | string[] | undefined): boolean {
   const value = Array.isArray(contentType) ? contentType[0] : contentType;

@@ -5,7 +5,7 @@ import type { StreamingMessageWriter } from "../../store/types.js";
 import { type Accumulator, createAccumulator } from "../../stream/accumulate.js";
 import { type Cancellation, redactSecrets, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
-import type { GatewayState } from "../state.js";
+import type { GatewayState, OpenStream } from "../state.js";
 import { appendCapped, type Exchange, streamErrorToUpstreamError, withInputEstimate } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 
@@ -34,6 +34,9 @@ export class StreamRelay {
   private shutdownReason: string | undefined;
   private firstContentSeen = false;
   private startSent = false;
+  /** When the status line goes out at the latest, whether or not the upstream has said anything. */
+  holdUntil = Number.POSITIVE_INFINITY;
+  private registration: OpenStream | undefined;
 
   get providerName(): string {
     return this.exchange.provider.config.name;
@@ -50,12 +53,49 @@ export class StreamRelay {
     if (tracing || exchange.keepAnswer !== undefined) this.answer = createAccumulator();
   }
 
+  /** Counts the stream as open (metrics, and graceful shutdown ends it); once, however often it is called. */
+  register(upstreamAbort: Cancellation): void {
+    if (this.registration !== undefined) return;
+    this.registration = { end: (reason) => this.shutdown(reason, upstreamAbort) };
+    this.state.openStreams.add(this.registration);
+    this.state.metrics.streamOpened();
+  }
+
+  unregister(): void {
+    if (this.registration === undefined) return;
+    this.state.openStreams.delete(this.registration);
+    this.registration = undefined;
+    this.state.metrics.streamClosed();
+  }
+
+  /**
+   * The upstream has not even sent its headers when the hold time is over (a long prefill on a local server): the
+   * status line, Parley's own `message_start` and then pings go out now, so that a client which gives up after
+   * minutes without a first byte (and sends the request again) keeps waiting. The upstream's events follow as usual.
+   */
+  openEarly(upstreamAbort: Cancellation): void {
+    this.register(upstreamAbort);
+    this.commit();
+    this.batch = "";
+    this.send({ type: "message-start", id: "", model: "" });
+    this.flushBatch();
+  }
+
+  /** The upstream failed after `openEarly`: the failure is an error event. */
+  failEarly(error: unknown): void {
+    this.fail(error);
+    this.stopPings();
+    this.unregister();
+  }
+
   /** Reads until the first content, finish or error event (or the hold time passes), then sends the status. */
   async hold(iterator: AsyncIterator<StreamEvent[]>): Promise<void> {
+    // Opened early: the events go out as they come.
+    if (this.committed) return;
     const held: StreamEvent[] = [];
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<typeof HOLD_EXPIRED>((resolve) => {
-      timer = setTimeout(() => resolve(HOLD_EXPIRED), this.state.config.timeouts.firstEventHoldMs);
+      timer = setTimeout(() => resolve(HOLD_EXPIRED), Math.max(0, this.holdUntil - performance.now()));
     });
     let next = iterator.next();
     try {

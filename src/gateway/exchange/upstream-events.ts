@@ -12,18 +12,19 @@ export function upstreamEventBatches(
   body: AsyncIterable<Uint8Array>,
   decoder: IncrementalDecoder<SseMessage>,
   onChunk?: (chunk: Uint8Array) => void,
+  maxEventCharacters?: number,
 ): AsyncIterator<StreamEvent[]> {
-  return new EventBatches(body[Symbol.asyncIterator](), decoder, onChunk);
+  return new EventBatches(body[Symbol.asyncIterator](), decoder, onChunk, new SseDecoder(maxEventCharacters));
 }
 
 class EventBatches implements AsyncIterator<StreamEvent[]> {
-  private readonly sse = new SseDecoder();
   private done = false;
 
   constructor(
     private readonly source: AsyncIterator<Uint8Array>,
     private readonly decoder: IncrementalDecoder<SseMessage>,
     private readonly onChunk: ((chunk: Uint8Array) => void) | undefined,
+    private readonly sse: SseDecoder,
   ) {}
 
   async next(): Promise<IteratorResult<StreamEvent[]>> {

@@ -1,11 +1,14 @@
 import { isUtf8 } from "node:buffer";
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
 import type { Context } from "./context.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
 
 /**
- * Reads and parses a JSON request body. Bad input is a 4xx naming what is wrong: more than `limit` bytes is a
- * 413 (reading stops as soon as the limit is passed, and the connection is closed after the answer), bytes that
- * are not UTF-8 or text that is not JSON a 400. Any content-type is accepted when the body is JSON.
+ * Reads and parses a JSON request body. Bad input is a 4xx naming what is wrong: a content type that is not
+ * JSON's a 415 (a web page can send text/plain or a form to any address without asking first, see
+ * `browser-guard.ts`), more than `limit` bytes a 413 (reading stops as soon as the limit is passed, and the
+ * connection is closed after the answer), bytes that are not UTF-8, text that is not JSON or JSON nested deeper
+ * than `MAX_JSON_DEPTH` a 400.
  */
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   return (await readJsonBodyText(ctx, limit)).value;
@@ -13,12 +16,46 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
 
 /** The body parsed, and its text as sent (for a body that may go on unchanged). */
 export async function readJsonBodyText(ctx: Context, limit: number): Promise<{ value: unknown; text: string }> {
+  requireJsonContentType(ctx);
   const declared = Number(ctx.req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(ctx, limit);
   const bytes = await readBytes(ctx, limit);
   if (bytes.length === 0) throw new InvalidRequestError("request body is empty; expected a JSON object", "body");
+  return parseJsonBytes(bytes);
+}
+
+/** A body that may be absent (no length, not chunked) or empty: undefined then, else as `readJsonBody`. */
+export async function readOptionalJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  const length = ctx.req.headers["content-length"];
+  if ((length === undefined || length === "0") && ctx.req.headers["transfer-encoding"] === undefined) {
+    return undefined;
+  }
+  const declared = Number(length);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(ctx, limit);
+  const bytes = await readBytes(ctx, limit);
+  if (bytes.length === 0) return undefined;
+  requireJsonContentType(ctx);
+  return parseJsonBytes(bytes).value;
+}
+
+const JSON_CONTENT_TYPE = /^\s*application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+function requireJsonContentType(ctx: Context): void {
+  const type = ctx.req.headers["content-type"];
+  if (type !== undefined && JSON_CONTENT_TYPE.test(type)) return;
+  throw new ParleyError(
+    "invalid_request_error",
+    `content-type must be application/json, not ${type === undefined ? "absent" : `'${type.slice(0, 100)}'`}`,
+    { status: 415 },
+  );
+}
+
+function parseJsonBytes(bytes: Buffer): { value: unknown; text: string } {
   if (!isUtf8(bytes)) throw new InvalidRequestError("request body is not valid UTF-8", "body");
   const text = bytes.toString("utf8");
+  if (jsonNestsDeeperThan(text)) {
+    throw new InvalidRequestError(`request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, "body");
+  }
   try {
     return { value: JSON.parse(text), text };
   } catch (error) {

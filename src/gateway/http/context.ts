@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FormatId, PARLEY_FORMAT } from "../../formats/registry.js";
+import { DEFAULT_OWNER } from "../../store/owner.js";
 import { Cancellation } from "../../upstream/cancellation.js";
 
 /** Which API's error shape a route answers in. */
@@ -40,6 +41,8 @@ export interface Context {
   route: string;
   params: Record<string, string>;
   log: RequestLogFields;
+  /** Whose stored conversations this request reaches: its key's tenant (`auth.ts`), `DEFAULT_OWNER` without keys. */
+  tenant: string;
 }
 
 export function createContext(req: IncomingMessage, res: ServerResponse): Context {
@@ -65,12 +68,17 @@ export function createContext(req: IncomingMessage, res: ServerResponse): Contex
     route: "unmatched",
     params: {},
     log: {},
+    tenant: DEFAULT_OWNER,
   };
 }
 
 /** Sends a JSON body in one write. */
 export function sendJson(ctx: Context, status: number, body: unknown, headers?: Record<string, string>): void {
-  const text = JSON.stringify(body);
+  sendJsonText(ctx, status, JSON.stringify(body), headers);
+}
+
+/** A body already serialised (parts of it kept as a client sent them). */
+export function sendJsonText(ctx: Context, status: number, text: string, headers?: Record<string, string>): void {
   ctx.res.writeHead(status, {
     ...headers,
     "content-type": "application/json",

@@ -1,5 +1,6 @@
 import { type ErrorType, InvalidRequestError, isParleyError, UpstreamError } from "../../core/index.js";
 import { formatAdapter } from "../../formats/registry.js";
+import { AnsweredError } from "./answered-error.js";
 import type { ApiShape, Context } from "./context.js";
 import { sendJson } from "./context.js";
 
@@ -10,6 +11,9 @@ export interface ErrorDescription {
   /** The offending field, for OpenAI's `param`. */
   param: string | null;
   retryAfterSeconds?: number;
+  /** Anthropic's `error.details`. */
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
 }
 
 /** What an error becomes on the wire. Anything that is not a ParleyError is a bug: a 500 that hides details. */
@@ -31,6 +35,10 @@ export function describeError(error: unknown, requestId: string): ErrorDescripti
   if (error instanceof UpstreamError && error.retryAfterMs !== undefined) {
     description.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
   }
+  if (error instanceof AnsweredError) {
+    if (error.details !== undefined) description.details = error.details;
+    if (error.headers !== undefined) description.headers = error.headers;
+  }
   return description;
 }
 
@@ -40,7 +48,7 @@ export function errorBody(api: ApiShape, description: ErrorDescription, requestI
 }
 
 export function sendError(ctx: Context, description: ErrorDescription): void {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...description.headers };
   if (description.retryAfterSeconds !== undefined) headers["retry-after"] = String(description.retryAfterSeconds);
   sendJson(ctx, description.status, errorBody(ctx.api, description, ctx.requestId), headers);
 }

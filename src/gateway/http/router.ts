@@ -1,5 +1,5 @@
 import { ParleyError } from "../../core/index.js";
-import { FORMATS } from "../../formats/registry.js";
+import { FORMATS, PARLEY_FORMAT } from "../../formats/registry.js";
 import type { ApiShape, Context } from "./context.js";
 
 export type Handler = (ctx: Context) => Promise<void>;
@@ -54,13 +54,20 @@ export class Router {
       ctx.params = params;
       return route;
     }
-    // An unknown path under an API's own prefix is answered in that API's shape.
-    const owner = FORMATS.find((format) => format.client.pathPrefix && path.startsWith(format.client.pathPrefix));
-    if (owner !== undefined) ctx.api = owner.id;
     if (pathKnown)
       throw new ParleyError("invalid_request_error", `method ${ctx.method} is not allowed on ${path}`, { status: 405 });
     throw new ParleyError("not_found_error", `no route for ${ctx.method} ${path}`);
   }
+}
+
+/**
+ * The error shape of a path before any route is matched (and of a path no route has): the API whose prefix it
+ * is under (`/v1/chat/` is OpenAI's, `/v1/chat` too), else Parley's own.
+ */
+export function apiForPath(path: string): ApiShape {
+  const under = path.endsWith("/") ? path : `${path}/`;
+  const owner = FORMATS.find((format) => format.client.pathPrefix && under.startsWith(format.client.pathPrefix));
+  return owner?.id ?? PARLEY_FORMAT;
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {

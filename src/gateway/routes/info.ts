@@ -1,9 +1,11 @@
-import { UpstreamError } from "../../core/index.js";
+import { ParleyError, UpstreamError } from "../../core/index.js";
 import type { FormatAdapter } from "../../formats/adapter.js";
-import { listedModels, resolveRoute } from "../config/routing.js";
+import { redactSecrets } from "../../upstream/index.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
+import { describeModel, listedModels, listFormat } from "../models/model-list.js";
+import { targetModel } from "../models/route-model.js";
 import type { GatewayState } from "../state.js";
 import { countInputTokens } from "../token-count.js";
 
@@ -15,11 +17,14 @@ import { countInputTokens } from "../token-count.js";
 export async function handleCountTokens(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
   const request = format.client.readCountTokensRequest!(raw);
-  const route = resolveRoute(state.config, raw.model as string);
+  const route = targetModel(state, raw.model as string);
   const provider = state.providers[route.provider.name];
   const countUrl = provider?.adapter === format ? format.passthrough?.countTokensUrl : undefined;
   if (provider !== undefined && countUrl !== undefined) {
-    await countUpstream(ctx, state, provider, countUrl, { ...raw, model: route.upstreamModel });
+    await countUpstream(ctx, state, provider, countUrl, {
+      ...raw,
+      model: route.upstreamModel ?? (raw.model as string),
+    });
     return;
   }
   sendJson(ctx, 200, { input_tokens: await countInputTokens(request) });
@@ -32,16 +37,25 @@ async function countUpstream(
   countUrl: (url: string) => string,
   body: Record<string, unknown>,
 ): Promise<void> {
-  // The client's query (Anthropic's `?beta=true`) goes on, as it does for messages.
-  const target = provider.connection.target(ctx.req.headers, false, ctx.query.toString());
-  const response = await state.upstream.post({
+  // Counted only for a client of the provider's own API, whose query it takes (what the API names of it).
+  const target = provider.connection.target(ctx.req.headers, false, ctx.query);
+  const response = await state.upstream.postWhole({
     url: countUrl(target.url),
     headers: target.headers,
     body: JSON.stringify(body),
     cancel: ctx.clientGone,
     requestId: ctx.requestId,
   });
-  const reply = (await response.body.json()) as { input_tokens?: unknown };
+  let reply: { input_tokens?: unknown } | null;
+  try {
+    reply = JSON.parse(response.text) as { input_tokens?: unknown } | null;
+  } catch {
+    throw new UpstreamError("api_error", "upstream count_tokens answered with a body that is not JSON", {
+      retryable: false,
+      status: 502,
+      body: redactSecrets(response.text.slice(0, 500), state.secrets),
+    });
+  }
   if (typeof reply?.input_tokens !== "number")
     throw new UpstreamError("api_error", "upstream count_tokens answered without input_tokens", {
       retryable: false,
@@ -50,17 +64,22 @@ async function countUpstream(
   sendJson(ctx, 200, { input_tokens: reply.input_tokens });
 }
 
-const startedAt = new Date().toISOString();
-
-/** `GET /v1/models`: the model names the routes and rename maps name (patterns cannot be listed). */
+/** `GET /v1/models`: every name a client can ask for, with its model's limits (see `models/model-list.ts`). */
 export async function handleListModels(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
-  const models = listedModels(state.config).map((id) => ({ id, createdAt: startedAt }));
-  sendJson(ctx, 200, format.client.models!.list(models));
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.list(listedModels(state)));
 }
 
-/** `GET /v1/models/{id}`: every name routes somewhere (the default provider at least), so every name is a model. */
-export async function handleGetModel(ctx: Context, _state: GatewayState, format: FormatAdapter): Promise<void> {
-  sendJson(ctx, 200, format.client.models!.one({ id: ctx.params.id!, createdAt: startedAt }));
+/** `GET /v1/models/{id}`: any name that reaches a model, with that model's limits. */
+export async function handleGetModel(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
+  const id = ctx.params.id!;
+  const model = describeModel(state, id);
+  if (model === undefined) {
+    throw new ParleyError(
+      "not_found_error",
+      `model '${id}' reaches no model: its provider serves several and has no default`,
+    );
+  }
+  sendJson(ctx, 200, listFormat(ctx, format).client.models!.one(model));
 }
 
 export async function handleHealth(ctx: Context): Promise<void> {
@@ -74,7 +93,7 @@ export async function handleHello(ctx: Context): Promise<void> {
 }
 
 export async function handleMetrics(ctx: Context, state: GatewayState): Promise<void> {
-  const text = state.metrics.render();
+  const text = state.metrics.render(state.store?.traceStats());
   ctx.res.writeHead(200, {
     "content-type": "text/plain; version=0.0.4; charset=utf-8",
     "content-length": Buffer.byteLength(text),

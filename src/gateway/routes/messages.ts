@@ -1,6 +1,6 @@
 import { type ConversationResponse, InvalidRequestError, type Message, ParleyError } from "../../core/index.js";
 import type { AnswerState, ClientRequestRead, ClientRoute, FormatAdapter } from "../../formats/adapter.js";
-import { tenantOf } from "../auth.js";
+import { messageSources } from "../exchange/message-sources.js";
 import { encodeOptions } from "../exchange/plan.js";
 import { runExchange } from "../exchange/run.js";
 import { expectObject, readJsonBodyText } from "../http/body.js";
@@ -27,7 +27,7 @@ export async function handleAnswer(
   let history: Message[] = [];
   if (conversationId !== undefined) {
     if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
-    const stored = await state.store.loadConversation(conversationId);
+    const stored = await state.store.loadConversation(conversationId, { owner: ctx.tenant });
     if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${conversationId}' not found`);
     history = stored.map((entry) => entry.message);
   }
@@ -52,27 +52,35 @@ export async function handleAnswer(
   };
   const keep = answers.id;
   await runExchange(ctx, state, request, {
-    clientBody: raw,
-    ...(conversationId === undefined ? {} : { conversationId, newMessages: converted.value.messages }),
+    clientBodyText: text,
+    ...(conversationId === undefined
+      ? {}
+      : {
+          conversationId,
+          newMessages: converted.value.messages,
+          newMessageSources: messageSources(format.id, text, converted.value.messages.length).sources,
+        }),
     ...(keep === undefined
       ? {}
       : {
           keepAnswer: async (answer: ConversationResponse) => {
-            await state.store!.saveAnswer({
-              id: keep,
-              owner: answers.owner,
-              createdAt: new Date().toISOString(),
-              ...(answers.state?.previous === undefined ? {} : { previousId: answers.state.previous }),
-              messages: [...converted.value.messages, answer.message],
-              body: format.client.encodeResponse(answer, encodeOptions(request)).value,
-            });
+            await state.store!.saveAnswer(
+              {
+                id: keep,
+                createdAt: new Date().toISOString(),
+                ...(answers.state?.previous === undefined ? {} : { previousId: answers.state.previous }),
+                messages: [...converted.value.messages, answer.message],
+                body: format.client.encodeResponse(answer, encodeOptions(request)).value,
+              },
+              { owner: ctx.tenant },
+            );
           },
         }),
   });
 }
 
 /**
- * The stored answers a request involves: the history of the one it continues (the whole chain, its client's own
+ * The stored answers a request involves: the history of the one it continues (the whole chain, its owner's own
  * only) and, when its answer is to be kept, the id that answer gets. Without a store nothing is kept.
  */
 async function storedAnswers(
@@ -80,22 +88,21 @@ async function storedAnswers(
   state: GatewayState,
   format: FormatAdapter,
   converted: ClientRequestRead,
-): Promise<{ history: Message[]; state?: AnswerState; id?: string; owner: string }> {
+): Promise<{ history: Message[]; state?: AnswerState; id?: string }> {
   const asked = converted.state;
   const stored = format.client.stored;
-  if (asked === undefined || stored === undefined) return { history: [], owner: "" };
-  const owner = tenantOf(ctx, state.keys);
+  if (asked === undefined || stored === undefined) return { history: [] };
   let history: Message[] = [];
   if (asked.previous !== undefined) {
     if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
-    const chain = await state.store.answerChain(asked.previous, owner);
+    const chain = await state.store.answerChain(asked.previous, { owner: ctx.tenant });
     if (chain === undefined) throw new InvalidRequestError(stored.notFound(asked.previous), stored.previousParam);
     history = chain.flatMap((answer) => answer.messages);
   }
   const kept = asked.kept && state.store !== undefined;
   const answerState: AnswerState = { kept };
   if (asked.previous !== undefined) answerState.previous = asked.previous;
-  return { history, state: answerState, owner, ...(kept ? { id: stored.newId() } : {}) };
+  return { history, state: answerState, ...(kept ? { id: stored.newId() } : {}) };
 }
 
 function headerValue(ctx: Context, name: string): string | undefined {

@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /**
  * The PostgreSQL schema, one numbered step at a time (never edit a released step). Parts and envelopes are
@@ -47,6 +48,20 @@ export const postgresMigrations: readonly Migration[] = [
   },
   {
     version: 2,
+    name: "messages keep the client's own JSON beside their parts",
+    sql: `
+      ALTER TABLE messages ADD COLUMN source_format text;
+      ALTER TABLE messages ADD COLUMN source text;
+    `,
+  },
+  {
+    version: 3,
+    name: "conversation owners",
+    sql: `ALTER TABLE conversations ADD COLUMN owner text NOT NULL DEFAULT 'default';`,
+  },
+  traceSchemaStep(4),
+  {
+    version: 5,
     name: "answers kept for later turns",
     sql: `
       CREATE TABLE answers (

@@ -2,19 +2,30 @@ import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
-import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
+import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
+  AppendOptions,
   ConversationStore,
+  CreateOptions,
+  NewStoredAnswer,
+  OwnerOptions,
   StoredAnswer,
   StoredMessage,
   StreamingMessageWriter,
+  TracePage,
+  TraceQuery,
   TraceRecord,
-  TraceSummary,
+  TraceRetentionPolicy,
+  TraceUsage,
+  TraceWriterStats,
 } from "../types.js";
 import { postgresMigrations } from "./migrations.js";
+import { PostgresTraces } from "./traces.js";
 
 /** The part of a PostgreSQL driver this store calls (`pg.Pool` fits it). */
 export interface PostgresQueryable {
@@ -35,17 +46,12 @@ interface LoadedRow {
   complete: boolean;
   created_at: string;
   extra: string;
+  source_format: string | null;
+  source: string | null;
 }
 
-interface TraceSummaryRow {
-  id: string;
-  request_id: string;
-  created_at: Date;
-  route: string;
-  provider: string | null;
-  model: string | null;
-  status: number | null;
-}
+/** The messages' conversation is held by the owner in `$2`. */
+const OWNED = "EXISTS (SELECT 1 FROM conversations c WHERE c.id = $1 AND c.owner = $2)";
 
 /** An answer's columns, its instant as the ISO text the other backends give. */
 const ANSWER_COLUMNS = `id, owner, previous_id, messages, body,
@@ -62,35 +68,52 @@ const MIGRATION_LOCK = 0x7061726c6579; // "parley"
 export class PostgresStore implements ConversationStore {
   private readonly pool: PostgresPool;
   private readonly flushPolicy: FlushPolicy | undefined;
+  private readonly traces: PostgresTraces;
+  private readonly traceQueue: TraceQueue;
 
-  private constructor(pool: PostgresPool, options: { flushPolicy?: FlushPolicy }) {
+  private constructor(pool: PostgresPool, options: { flushPolicy?: FlushPolicy } & TraceWriterOptions) {
     this.pool = pool;
     this.flushPolicy = options.flushPolicy;
+    const retention = writerRetention(options.traceRetention, DEFAULT_TRACE_BYTES.disk);
+    const traces = new PostgresTraces(pool, retention, options.traceSecrets ?? []);
+    this.traces = traces;
+    // Batches are written from a timer, after the responses went out; the database does the waiting.
+    this.traceQueue = new TraceQueue({ write: (batch) => traces.write(batch) }, options.traceQueue);
   }
 
   /** Applies missing migrations, then returns the store. */
-  static async open(pool: PostgresPool, options: { flushPolicy?: FlushPolicy } = {}): Promise<PostgresStore> {
+  static async open(
+    pool: PostgresPool,
+    options: { flushPolicy?: FlushPolicy } & TraceWriterOptions = {},
+  ): Promise<PostgresStore> {
     await migrate(pool);
     return new PostgresStore(pool, options);
   }
 
-  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     const result = await this.pool.query(
-      "INSERT INTO conversations (id, created_at, metadata) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
-      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {})],
+      "INSERT INTO conversations (id, created_at, metadata, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
+      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {}), ownerOf(options)],
     );
     if (result.rowCount === 0) throw conversationExists(id);
     return { id };
   }
 
-  async hasConversation(id: string): Promise<boolean> {
-    const result = await this.pool.query("SELECT 1 FROM conversations WHERE id = $1", [id]);
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    const result = await this.pool.query("SELECT 1 FROM conversations WHERE id = $1 AND owner = $2", [
+      id,
+      ownerOf(options),
+    ]);
     return result.rows.length > 0;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     const messageOffsets: number[] = [];
     const positions: number[] = [];
@@ -106,11 +129,13 @@ export class PostgresStore implements ConversationStore {
     // writers to this conversation until the messages and parts are in.
     const result = await this.pool.query(
       `WITH reserved AS (
-         UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2 AS first_seq
+         UPDATE conversations SET next_seq = next_seq + $2 WHERE id = $1 AND owner = $11
+         RETURNING next_seq - $2 AS first_seq
        ), inserted AS (
-         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
-         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra
-         FROM reserved, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (role, extra, offset_in_call)
+         INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source)
+         SELECT $1, reserved.first_seq + t.offset_in_call::integer - 1, t.role, true, $3, t.extra, t.source_format, t.source
+         FROM reserved, unnest($4::text[], $5::text[], $9::text[], $10::text[])
+           WITH ORDINALITY AS t (role, extra, source_format, source, offset_in_call)
          RETURNING id, seq
        ), written AS (
          INSERT INTO parts (message_id, position, part)
@@ -129,19 +154,27 @@ export class PostgresStore implements ConversationStore {
         messageOffsets,
         positions,
         parts,
+        encoded.map((message) => message.sourceFormat),
+        encoded.map((message) => message.source),
+        ownerOf(options),
       ],
     );
     const row = result.rows[0] as { first_seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);
-    return encoded.map((message, offset) => ({
-      seq: row.first_seq + offset,
-      message: decodeMessage(message.envelope, message.parts),
-      complete: true,
-      createdAt,
-    }));
+    return encoded.map((message, offset) =>
+      storedMessage(
+        row.first_seq + offset,
+        decodeMessage(message.envelope, message.parts),
+        true,
+        createdAt,
+        message.sourceFormat,
+        message.source,
+      ),
+    );
   }
 
-  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
+    const owner = ownerOf(options);
     // Two reads in one snapshot (so a message another process streams into is seen whole or as of one
     // instant): the messages, then their parts in order. Cheaper for the server than aggregating the parts
     // per message, and each part is parsed once, as it was stored.
@@ -152,17 +185,17 @@ export class PostgresStore implements ConversationStore {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       messages = (
         await client.query(
-          `SELECT m.seq, m.complete, m.extra,
+          `SELECT m.seq, m.complete, m.extra, m.source_format, m.source,
              to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-           FROM messages m WHERE m.conversation_id = $1 ORDER BY m.seq`,
-          [conversationId],
+           FROM messages m WHERE m.conversation_id = $1 AND ${OWNED} ORDER BY m.seq`,
+          [conversationId, owner],
         )
       ).rows as LoadedRow[];
       parts = (
         await client.query(
           `SELECT m.seq, p.part FROM messages m JOIN parts p ON p.message_id = m.id
-           WHERE m.conversation_id = $1 ORDER BY m.seq, p.position`,
-          [conversationId],
+           WHERE m.conversation_id = $1 AND ${OWNED} ORDER BY m.seq, p.position`,
+          [conversationId, owner],
         )
       ).rows as Array<{ seq: number; part: string }>;
       await client.query("COMMIT");
@@ -172,13 +205,10 @@ export class PostgresStore implements ConversationStore {
     } finally {
       client.release();
     }
-    if (messages.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
-    const loaded = messages.map((row) => ({
-      seq: row.seq,
-      message: decodeMessage(row.extra, []),
-      complete: row.complete,
-      createdAt: row.created_at,
-    }));
+    if (messages.length === 0) return (await this.hasConversation(conversationId, options)) ? [] : undefined;
+    const loaded = messages.map((row) =>
+      storedMessage(row.seq, decodeMessage(row.extra, []), row.complete, row.created_at, row.source_format, row.source),
+    );
     let index = 0;
     for (const row of parts) {
       while (loaded[index]!.seq !== row.seq) index++;
@@ -187,15 +217,15 @@ export class PostgresStore implements ConversationStore {
     return loaded;
   }
 
-  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
     const createdAt = new Date().toISOString();
     const result = await this.pool.query(
       `WITH reserved AS (
-         UPDATE conversations SET next_seq = next_seq + 1 WHERE id = $1 RETURNING next_seq - 1 AS seq
+         UPDATE conversations SET next_seq = next_seq + 1 WHERE id = $1 AND owner = $5 RETURNING next_seq - 1 AS seq
        )
        INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra)
        SELECT $1, reserved.seq, $2, false, $3, $4 FROM reserved RETURNING id, seq`,
-      [conversationId, role, createdAt, emptyEnvelope(role)],
+      [conversationId, role, createdAt, emptyEnvelope(role), ownerOf(options)],
     );
     const row = result.rows[0] as { id: string; seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);
@@ -208,62 +238,32 @@ export class PostgresStore implements ConversationStore {
     });
   }
 
-  async recordTrace(trace: TraceRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
-         route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
-         record = excluded.record`,
-      traceRowValues(trace),
-    );
+  recordTrace(trace: TraceRecord): Promise<void> {
+    return this.traceQueue.enqueue(trace);
   }
 
-  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
-    const result = await this.pool.query(
-      "SELECT id, request_id, created_at, route, provider, model, status FROM traces ORDER BY created_at DESC, seq DESC LIMIT $1",
-      [clampLimit(options.limit)],
-    );
-    return (result.rows as TraceSummaryRow[]).map((row) => {
-      const summary: TraceSummary = {
-        id: row.id,
-        requestId: row.request_id,
-        createdAt: row.created_at.toISOString(),
-        route: row.route,
-      };
-      if (row.provider !== null) summary.provider = row.provider;
-      if (row.model !== null) summary.model = row.model;
-      if (row.status !== null) summary.status = row.status;
-      return summary;
-    });
+  async listTraces(query: TraceQuery = {}): Promise<TracePage> {
+    return this.traces.list(query);
   }
 
-  async getTrace(id: string): Promise<TraceRecord | undefined> {
-    const result = await this.pool.query("SELECT record FROM traces WHERE id = $1", [id]);
-    const row = result.rows[0] as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  async getTrace(idOrRequestId: string): Promise<TraceRecord | undefined> {
+    return this.traces.get(idOrRequestId);
   }
 
-  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
-    return this.transaction(async (client) => {
-      let removed = 0;
-      if (policy.maxAgeMs !== undefined) {
-        const result = await client.query("DELETE FROM traces WHERE created_at < $1", [ageCutoff(policy.maxAgeMs)]);
-        removed += result.rowCount ?? 0;
-      }
-      if (policy.maxCount !== undefined) {
-        const result = await client.query(
-          "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC OFFSET $1)",
-          [Math.max(0, Math.floor(policy.maxCount))],
-        );
-        removed += result.rowCount ?? 0;
-      }
-      return removed;
-    });
+  async pruneTraces(policy: TraceRetentionPolicy): Promise<number> {
+    return this.traces.prune(policy);
   }
 
-  async saveAnswer(answer: StoredAnswer): Promise<void> {
-    const row = answerRow(answer);
+  async traceUsage(): Promise<TraceUsage> {
+    return this.traces.usage();
+  }
+
+  traceStats(): TraceWriterStats {
+    return this.traceQueue.stats();
+  }
+
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    const row = answerRow(answer, ownerOf(options));
     const result = await this.pool.query(
       `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
@@ -272,16 +272,16 @@ export class PostgresStore implements ConversationStore {
     if (result.rowCount === 0) throw answerExists(answer.id);
   }
 
-  async getAnswer(id: string, owner: string): Promise<StoredAnswer | undefined> {
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
     const result = await this.pool.query(`SELECT ${ANSWER_COLUMNS} FROM answers WHERE id = $1 AND owner = $2`, [
       id,
-      owner,
+      ownerOf(options),
     ]);
     const row = result.rows[0] as AnswerRow | undefined;
     return row === undefined ? undefined : answerFromRow(row);
   }
 
-  async answerChain(id: string, owner: string): Promise<StoredAnswer[] | undefined> {
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
     // From the asked answer back to the first of its chain, each link the same owner's.
     const result = await this.pool.query(
       `WITH RECURSIVE chain AS (
@@ -290,17 +290,18 @@ export class PostgresStore implements ConversationStore {
          SELECT a.*, chain.depth + 1 FROM answers a JOIN chain ON a.id = chain.previous_id WHERE a.owner = $2
        )
        SELECT ${ANSWER_COLUMNS} FROM chain ORDER BY depth`,
-      [id, owner],
+      [id, ownerOf(options)],
     );
     return chainFromRows(result.rows as AnswerRow[]);
   }
 
-  async deleteAnswer(id: string, owner: string): Promise<boolean> {
-    const result = await this.pool.query("DELETE FROM answers WHERE id = $1 AND owner = $2", [id, owner]);
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    const result = await this.pool.query("DELETE FROM answers WHERE id = $1 AND owner = $2", [id, ownerOf(options)]);
     return (result.rowCount ?? 0) > 0;
   }
 
   async close(): Promise<void> {
+    await this.traceQueue.close();
     await this.pool.end();
   }
 
@@ -316,24 +317,6 @@ export class PostgresStore implements ConversationStore {
        UPDATE messages SET complete = true WHERE id = $1 AND $4::boolean`,
       [messageId, changes.map((change) => change.position), changes.map((change) => change.part), complete],
     );
-  }
-
-  private async transaction<T>(work: (client: PostgresClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      client.release();
-      return result;
-    } catch (error) {
-      // A failed rollback means a broken connection: destroy it rather than return it to the pool.
-      await client.query("ROLLBACK").then(
-        () => client.release(),
-        (rollbackError: unknown) => client.release(rollbackError instanceof Error ? rollbackError : true),
-      );
-      throw error;
-    }
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /** The SQLite schema, one numbered step at a time. */
 export const sqliteMigrations: readonly Migration[] = [
@@ -44,6 +45,20 @@ export const sqliteMigrations: readonly Migration[] = [
   },
   {
     version: 2,
+    name: "messages keep the client's own JSON beside their parts",
+    sql: `
+      ALTER TABLE messages ADD COLUMN source_format TEXT;
+      ALTER TABLE messages ADD COLUMN source TEXT;
+    `,
+  },
+  {
+    version: 3,
+    name: "conversation owners",
+    sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
+  },
+  traceSchemaStep(4),
+  {
+    version: 5,
     name: "answers kept for later turns",
     sql: `
       CREATE TABLE answers (

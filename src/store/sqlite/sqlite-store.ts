@@ -2,19 +2,38 @@ import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
-import { decodeMessage, decodeMessageWithParts, emptyEnvelope, encodeMessage } from "../message-codec.js";
+import {
+  decodeMessage,
+  decodeMessageWithParts,
+  emptyEnvelope,
+  encodeMessages,
+  storedMessage,
+} from "../message-codec.js";
+import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
-import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
+import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
+  AppendOptions,
   ConversationStore,
+  CreateOptions,
+  NewStoredAnswer,
+  OwnerOptions,
   StoredAnswer,
   StoredMessage,
   StreamingMessageWriter,
+  TracePage,
+  TraceQuery,
   TraceRecord,
-  TraceSummary,
+  TraceRetentionPolicy,
+  TraceUsage,
+  TraceWriterStats,
 } from "../types.js";
+import { configureConnection, convertToIncrementalVacuum } from "./connection.js";
 import { sqliteMigrations } from "./migrations.js";
+import { SqliteTraceWorker } from "./trace-writer.js";
+import { SqliteTraces } from "./traces.js";
 
 /** The part of a SQLite driver this store calls (better-sqlite3 fits it). */
 export interface SqliteStatement {
@@ -26,8 +45,11 @@ export interface SqliteStatement {
 export interface SqliteDatabase {
   prepare(sql: string): SqliteStatement;
   exec(sql: string): unknown;
-  pragma(source: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
   close(): unknown;
+  /** The file's path (better-sqlite3's `name`); with `memory` false, the trace writer opens it too. */
+  readonly name?: string;
+  readonly memory?: boolean;
 }
 
 interface LoadedRow {
@@ -36,16 +58,8 @@ interface LoadedRow {
   created_at: string;
   extra: string;
   parts: string;
-}
-
-interface TraceSummaryRow {
-  id: string;
-  request_id: string;
-  created_at: string;
-  route: string;
-  provider: string | null;
-  model: string | null;
-  status: number | null;
+  source_format: string | null;
+  source: string | null;
 }
 
 /**
@@ -57,28 +71,41 @@ export class SqliteStore implements ConversationStore {
   private readonly database: SqliteDatabase;
   private readonly flushPolicy: FlushPolicy | undefined;
   private readonly statements;
+  /** Reads, and (for a database only this connection can reach) writes, of traces on this connection. */
+  private readonly traces: SqliteTraces;
+  private readonly traceWorker: SqliteTraceWorker | undefined;
+  private readonly traceQueue: TraceQueue;
 
-  constructor(database: SqliteDatabase, options: { flushPolicy?: FlushPolicy } = {}) {
+  constructor(database: SqliteDatabase, options: { flushPolicy?: FlushPolicy } & TraceWriterOptions = {}) {
     this.database = database;
     this.flushPolicy = options.flushPolicy;
-    database.pragma("journal_mode = WAL");
-    // In WAL mode NORMAL loses no committed transaction to a process crash, only to a power cut.
-    database.pragma("synchronous = NORMAL");
-    database.pragma("busy_timeout = 10000");
-    database.pragma("foreign_keys = ON");
+    configureConnection(database);
     migrate(database);
+    convertToIncrementalVacuum(database);
+    const retention = writerRetention(options.traceRetention, DEFAULT_TRACE_BYTES.disk);
+    const secrets = options.traceSecrets ?? [];
+    this.traces = new SqliteTraces(database, retention, secrets);
+    const onDisk = database.memory === false && database.name !== undefined && database.name !== "";
+    this.traceWorker = onDisk ? new SqliteTraceWorker({ path: database.name!, retention, secrets }) : undefined;
+    const traces = this.traces;
+    this.traceQueue = new TraceQueue(
+      this.traceWorker ?? { write: async (batch) => traces.write(batch) },
+      options.traceQueue,
+    );
     const prepare = (sql: string) => database.prepare(sql);
     this.statements = {
       begin: prepare("BEGIN IMMEDIATE"),
       commit: prepare("COMMIT"),
       rollback: prepare("ROLLBACK"),
       insertConversation: prepare(
-        "INSERT INTO conversations (id, created_at, metadata) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO conversations (id, created_at, metadata, owner) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
       ),
-      hasConversation: prepare("SELECT 1 FROM conversations WHERE id = ?"),
-      reserveSeq: prepare("UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? RETURNING next_seq"),
+      hasConversation: prepare("SELECT 1 FROM conversations WHERE id = ? AND owner = ?"),
+      reserveSeq: prepare(
+        "UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? AND owner = ? RETURNING next_seq",
+      ),
       insertMessage: prepare(
-        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO messages (conversation_id, seq, role, complete, created_at, extra, source_format, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       insertPart: prepare("INSERT INTO parts (message_id, position, part) VALUES (?, ?, ?)"),
       upsertPart: prepare(
@@ -86,24 +113,11 @@ export class SqliteStore implements ConversationStore {
       ),
       markComplete: prepare("UPDATE messages SET complete = 1 WHERE id = ?"),
       load: prepare(
-        `SELECT m.seq, m.complete, m.created_at, m.extra,
+        `SELECT m.seq, m.complete, m.created_at, m.extra, m.source_format, m.source,
            '[' || coalesce((SELECT group_concat(p.part, ',' ORDER BY p.position) FROM parts p WHERE p.message_id = m.id), '') || ']' AS parts
-         FROM messages m WHERE m.conversation_id = ? ORDER BY m.seq`,
-      ),
-      upsertTrace: prepare(
-        `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
-           route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
-           record = excluded.record`,
-      ),
-      listTraces: prepare(
-        "SELECT id, request_id, created_at, route, provider, model, status FROM traces ORDER BY created_at DESC, seq DESC LIMIT ?",
-      ),
-      getTrace: prepare("SELECT record FROM traces WHERE id = ?"),
-      pruneByAge: prepare("DELETE FROM traces WHERE created_at < ?"),
-      pruneByCount: prepare(
-        "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC LIMIT -1 OFFSET ?)",
+         FROM messages m WHERE m.conversation_id = ?
+           AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.owner = ?)
+         ORDER BY m.seq`,
       ),
       insertAnswer: prepare(
         `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
@@ -124,26 +138,31 @@ export class SqliteStore implements ConversationStore {
     };
   }
 
-  async createConversation(options: { id?: string; metadata?: Record<string, unknown> } = {}): Promise<{ id: string }> {
+  async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
     const id = options.id ?? randomUUID();
     const result = this.statements.insertConversation.run(
       id,
       new Date().toISOString(),
       JSON.stringify(options.metadata ?? {}),
+      ownerOf(options),
     );
     if (result.changes === 0) throw conversationExists(id);
     return { id };
   }
 
-  async hasConversation(id: string): Promise<boolean> {
-    return this.statements.hasConversation.get(id) !== undefined;
+  async hasConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.statements.hasConversation.get(id, ownerOf(options)) !== undefined;
   }
 
-  async appendMessages(conversationId: string, messages: Message[]): Promise<StoredMessage[]> {
-    const encoded = messages.map(encodeMessage);
+  async appendMessages(
+    conversationId: string,
+    messages: Message[],
+    options: AppendOptions = {},
+  ): Promise<StoredMessage[]> {
+    const encoded = encodeMessages(messages, options.sources);
     const createdAt = new Date().toISOString();
     return this.transaction(() => {
-      const firstSeq = this.reserveSeqs(conversationId, encoded.length);
+      const firstSeq = this.reserveSeqs(conversationId, ownerOf(options), encoded.length);
       return encoded.map((message, offset) => {
         const seq = firstSeq + offset;
         const { lastInsertRowid } = this.statements.insertMessage.run(
@@ -153,32 +172,39 @@ export class SqliteStore implements ConversationStore {
           1,
           createdAt,
           message.envelope,
+          message.sourceFormat,
+          message.source,
         );
         message.parts.forEach((part, position) => {
           this.statements.insertPart.run(lastInsertRowid, position, part);
         });
-        return { seq, message: decodeMessage(message.envelope, message.parts), complete: true, createdAt };
+        const decoded = decodeMessage(message.envelope, message.parts);
+        return storedMessage(seq, decoded, true, createdAt, message.sourceFormat, message.source);
       });
     });
   }
 
-  async loadConversation(conversationId: string): Promise<StoredMessage[] | undefined> {
+  async loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined> {
     // One statement reads one snapshot, even while another process streams into the conversation. Parts
     // come joined into one JSON array text per message, so each message costs one parse.
-    const rows = this.statements.load.all(conversationId) as LoadedRow[];
-    if (rows.length === 0) return (await this.hasConversation(conversationId)) ? [] : undefined;
-    return rows.map((row) => ({
-      seq: row.seq,
-      message: decodeMessageWithParts(row.extra, row.parts),
-      complete: row.complete === 1,
-      createdAt: row.created_at,
-    }));
+    const rows = this.statements.load.all(conversationId, ownerOf(options)) as LoadedRow[];
+    if (rows.length === 0) return (await this.hasConversation(conversationId, options)) ? [] : undefined;
+    return rows.map((row) =>
+      storedMessage(
+        row.seq,
+        decodeMessageWithParts(row.extra, row.parts),
+        row.complete === 1,
+        row.created_at,
+        row.source_format,
+        row.source,
+      ),
+    );
   }
 
-  async startMessage(conversationId: string, role: Role): Promise<StreamingMessageWriter> {
+  async startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter> {
     const createdAt = new Date().toISOString();
     const { seq, messageId } = this.transaction(() => {
-      const reserved = this.reserveSeqs(conversationId, 1);
+      const reserved = this.reserveSeqs(conversationId, ownerOf(options), 1);
       const { lastInsertRowid } = this.statements.insertMessage.run(
         conversationId,
         reserved,
@@ -186,6 +212,8 @@ export class SqliteStore implements ConversationStore {
         0,
         createdAt,
         emptyEnvelope(role),
+        null,
+        null,
       );
       return { seq: reserved, messageId: lastInsertRowid };
     });
@@ -198,49 +226,53 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
-  async recordTrace(trace: TraceRecord): Promise<void> {
-    this.statements.upsertTrace.run(...traceRowValues(trace));
+  recordTrace(trace: TraceRecord): Promise<void> {
+    return this.traceQueue.enqueue(trace);
   }
 
-  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
-    const rows = this.statements.listTraces.all(clampLimit(options.limit)) as TraceSummaryRow[];
-    return rows.map(summaryFromRow);
+  async listTraces(query: TraceQuery = {}): Promise<TracePage> {
+    return this.traces.list(query);
   }
 
-  async getTrace(id: string): Promise<TraceRecord | undefined> {
-    const row = this.statements.getTrace.get(id) as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  async getTrace(idOrRequestId: string): Promise<TraceRecord | undefined> {
+    return this.traces.get(idOrRequestId);
   }
 
-  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
-    return this.transaction(() => {
-      let removed = 0;
-      if (policy.maxAgeMs !== undefined) removed += this.statements.pruneByAge.run(ageCutoff(policy.maxAgeMs)).changes;
-      if (policy.maxCount !== undefined) {
-        removed += this.statements.pruneByCount.run(Math.max(0, Math.floor(policy.maxCount))).changes;
-      }
-      return removed;
-    });
+  /** In the writer's thread once it runs (a large prune takes a while), else on this connection. */
+  async pruneTraces(policy: TraceRetentionPolicy): Promise<number> {
+    if (this.traceWorker?.running) return this.traceWorker.prune(policy);
+    return this.traces.prune(policy);
   }
 
-  async saveAnswer(answer: StoredAnswer): Promise<void> {
-    if (this.statements.insertAnswer.run(answerRow(answer)).changes === 0) throw answerExists(answer.id);
+  async traceUsage(): Promise<TraceUsage> {
+    return this.traces.usage();
   }
 
-  async getAnswer(id: string, owner: string): Promise<StoredAnswer | undefined> {
-    const row = this.statements.getAnswer.get(id, owner) as AnswerRow | undefined;
+  traceStats(): TraceWriterStats {
+    return this.traceQueue.stats();
+  }
+
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    if (this.statements.insertAnswer.run(answerRow(answer, ownerOf(options))).changes === 0)
+      throw answerExists(answer.id);
+  }
+
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
+    const row = this.statements.getAnswer.get(id, ownerOf(options)) as AnswerRow | undefined;
     return row === undefined ? undefined : answerFromRow(row);
   }
 
-  async answerChain(id: string, owner: string): Promise<StoredAnswer[] | undefined> {
-    return chainFromRows(this.statements.answerChain.all({ id, owner }) as AnswerRow[]);
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
+    return chainFromRows(this.statements.answerChain.all({ id, owner: ownerOf(options) }) as AnswerRow[]);
   }
 
-  async deleteAnswer(id: string, owner: string): Promise<boolean> {
-    return this.statements.deleteAnswer.run(id, owner).changes > 0;
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.statements.deleteAnswer.run(id, ownerOf(options)).changes > 0;
   }
 
   async close(): Promise<void> {
+    await this.traceQueue.close();
+    await this.traceWorker?.close();
     this.database.close();
   }
 
@@ -251,9 +283,9 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
-  /** Reserves `count` sequence numbers on the conversation row; the first one comes back. */
-  private reserveSeqs(conversationId: string, count: number): number {
-    const row = this.statements.reserveSeq.get(count, conversationId) as { next_seq: number } | undefined;
+  /** Reserves `count` sequence numbers on the conversation row `owner` holds; the first one comes back. */
+  private reserveSeqs(conversationId: string, owner: string, count: number): number {
+    const row = this.statements.reserveSeq.get(count, conversationId, owner) as { next_seq: number } | undefined;
     if (!row) throw conversationNotFound(conversationId);
     return row.next_seq - count;
   }
@@ -269,14 +301,6 @@ export class SqliteStore implements ConversationStore {
       throw error;
     }
   }
-}
-
-function summaryFromRow(row: TraceSummaryRow): TraceSummary {
-  const summary: TraceSummary = { id: row.id, requestId: row.request_id, createdAt: row.created_at, route: row.route };
-  if (row.provider !== null) summary.provider = row.provider;
-  if (row.model !== null) summary.model = row.model;
-  if (row.status !== null) summary.status = row.status;
-  return summary;
 }
 
 /** Applies the steps this database lacks, each in its own write transaction, so two processes never race. */

@@ -16,7 +16,13 @@ export function regressionHistory(): Message[] {
     },
     {
       role: "user",
-      parts: [{ type: "text", text: "Go ahead, use the tools.", extra: { cache_control: { type: "ephemeral" } } }],
+      parts: [
+        {
+          type: "text",
+          text: "Go ahead, use the tools.",
+          extra: { anthropic: { cache_control: { type: "ephemeral" } } },
+        },
+      ],
     },
     {
       role: "assistant",
@@ -30,7 +36,7 @@ export function regressionHistory(): Message[] {
         { type: "tool_call", id: "toolu_01A", name: "list_files", input: { path: "." } },
         { type: "tool_call", id: "toolu_01B", name: "read_file", input: { path: "package.json", lines: [1, 40] } },
       ],
-      extra: { id: "msg_01XYZ" },
+      extra: { anthropic: { id: "msg_01XYZ" } },
     },
     {
       role: "user",

@@ -1,0 +1,24 @@
+import type { ProviderRuntime } from "./exchange/providers.js";
+import { AnsweredError } from "./http/answered-error.js";
+
+/**
+ * Anthropic's message threads (`thread` on `POST /v1/messages`): a `continue` turn sends only the new messages and
+ * `previous_message_id`, and the server supplies the rest of the conversation (with its `system` and `tools`). An
+ * Anthropic provider holds its own threads, so the request goes there as sent. Parley keeps no threads for other
+ * providers: it answers a `continue` as Anthropic answers for a thread it does not have (404 `not_found_error`,
+ * `details.error_code: "thread_not_found"`), on which the SDK (`beta.messages.toolRunner()`, `thread()`) sends the
+ * whole conversation again under a new thread, and stops threading when that thread is not found either. A
+ * `continue` sent on would reach the upstream without its history and be answered as if it had none.
+ */
+export function checkThread(body: Record<string, unknown> | undefined, provider: ProviderRuntime): void {
+  if (body === undefined || provider.adapter.id === "anthropic") return;
+  const thread = body.thread as { type?: unknown; previous_message_id?: unknown } | null | undefined;
+  if (thread === null || typeof thread !== "object" || thread.type !== "continue") return;
+  const previous = typeof thread.previous_message_id === "string" ? ` '${thread.previous_message_id}'` : "";
+  throw new AnsweredError(
+    "not_found_error",
+    `thread not found: the gateway keeps no threads for provider ${provider.config.name}, so previous_message_id` +
+      `${previous} has none; send the whole conversation again with thread: {"type": "create"}, or without thread`,
+    { details: { error_code: "thread_not_found" } },
+  );
+}
