@@ -4,6 +4,7 @@
  */
 export * from "./core/index.js";
 export type {
+  AnswerState,
   ClientSide,
   ClientStreamEncoder,
   FormatAdapter,
@@ -14,6 +15,7 @@ export type {
 } from "./formats/adapter.js";
 export * from "./formats/anthropic/index.js";
 export * from "./formats/openai-chat/index.js";
+export * from "./formats/openai-responses/index.js";
 export * from "./formats/registry.js";
 export * from "./gateway/index.js";
 export * from "./repair/index.js";

@@ -118,6 +118,52 @@ describe("traces of gateway exchanges", () => {
     expect(JSON.stringify(trace)).not.toContain(CLIENT_KEY);
   });
 
+  test("a Responses exchange is traced as the others are: the body text, both sides, the tenant", async () => {
+    upstream.enqueue({
+      kind: "sse",
+      frames: openaiFrames([chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop")]),
+    });
+    const sent = ` {"model": "m",  "input": "Hi", "max_output_tokens": 50.0, "stream": true}`;
+    const streamed = await postStream(`${gateway.url}/v1/responses`, sent, { authorization: `Bearer ${CLIENT_KEY}` });
+    expect(streamed.status).toBe(200);
+    lastRequestId = String(streamed.headers["request-id"] ?? streamed.headers["x-request-id"]);
+    const trace = await newestTrace();
+    expect(trace.route).toBe("POST /v1/responses");
+    expect(trace.stream).toBe(true);
+    expect(trace.tenant).toMatch(/^key-[0-9a-f]{32}$/);
+    expect(trace.clientRequest).toBe(sent);
+    expect(trace.upstreamRequest).toBe(upstream.requests.at(-1)!.rawBody);
+    expect(JSON.parse(trace.upstreamRequest).messages).toEqual([{ role: "user", content: "Hi" }]);
+    expect(trace.upstreamResponse).toContain('"content":"Hel"');
+    expect(trace.clientResponse).toContain("event: response.completed");
+    expect(trace.clientResponse).toContain('"delta":"lo"');
+
+    upstream.enqueue({
+      kind: "json",
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: "Whole." }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
+    });
+    const whole = await postJson(
+      `${gateway.url}/v1/responses`,
+      { model: "m", input: "Hi" },
+      { "x-api-key": CLIENT_KEY },
+    );
+    expect(whole.status).toBe(200);
+    lastRequestId = String(whole.headers["request-id"] ?? whole.headers["x-request-id"]);
+    const wholeTrace = await newestTrace();
+    expect(wholeTrace.stream).toBe(false);
+    expect(wholeTrace.upstreamResponse).toContain("Whole.");
+    expect(wholeTrace.clientResponse).toBe(whole.text);
+    expect(JSON.parse(wholeTrace.clientResponse).object).toBe("response");
+    expect(JSON.stringify(trace) + JSON.stringify(wholeTrace)).not.toContain(CLIENT_KEY);
+  });
+
   test("a stream's trace says what the answer could not carry to the client", async () => {
     const call = { index: 0, id: "call_1", type: "function", function: { name: "Bash", arguments: "{not json" } };
     upstream.enqueue({

@@ -28,6 +28,7 @@ import {
   handleMetrics,
 } from "./routes/info.js";
 import { handleAnswer } from "./routes/messages.js";
+import { handleDeleteStoredAnswer, handleGetStoredAnswer } from "./routes/stored-answers.js";
 import type { GatewayState } from "./state.js";
 
 export interface GatewayOptions {
@@ -248,6 +249,10 @@ function clientRouteHandler(
       return (ctx) => handleListModels(ctx, state, format);
     case "model":
       return (ctx) => handleGetModel(ctx, state, format);
+    case "stored-answer":
+      return (ctx) => handleGetStoredAnswer(ctx, state, format);
+    case "delete-stored-answer":
+      return (ctx) => handleDeleteStoredAnswer(ctx, state, format);
     default:
       return assertNever(route.kind, "route kind");
   }

@@ -5,12 +5,13 @@ import { repair, validateFor } from "../repair/pipeline.js";
 import { anthropicTarget } from "../repair/test-support/targets.js";
 import { runFidelityContract } from "./contract-fidelity.suite.js";
 import { NotFoundError } from "./errors.js";
+import { DEFAULT_OWNER } from "./owner.js";
 import { messageArbitrary } from "./test-support/arbitraries.js";
 import { ownerContract } from "./test-support/owner-contract.js";
 import { answerEvents, regressionHistory } from "./test-support/regression-history.js";
 import { traceContract } from "./trace-contract.suite.js";
 import type { TraceWriterOptions } from "./trace-queue.js";
-import type { ConversationStore } from "./types.js";
+import type { ConversationStore, NewStoredAnswer, StoredAnswer } from "./types.js";
 
 /**
  * The behaviour every backend must have. Each backend's test file calls this with a function that opens
@@ -258,6 +259,71 @@ export function runStoreContract(
         writers.forEach((writer, number) => {
           expect(textBySeq.get(writer.seq)).toEqual([{ type: "text", text: `${number}`.repeat(200) }]);
         });
+      });
+    });
+
+    describe("stored answers", () => {
+      const kept = (id: string, previousId?: string): NewStoredAnswer => ({
+        id,
+        createdAt: "2026-01-02T03:04:05.678Z",
+        ...(previousId === undefined ? {} : { previousId }),
+        messages: [
+          { role: "user", parts: [{ type: "text", text: `question ${id}` }], textShorthand: true },
+          {
+            role: "assistant",
+            parts: [
+              { type: "thinking", thinking: "why", signature: "sig", origin: { format: "responses", sealed: "enc" } },
+              { type: "text", text: `answer ${id}`, extra: { responses: { annotations: [] } } },
+            ],
+          },
+        ],
+        body: { id, object: "response", output: [{ type: "message", content: [{ text: "1.0e3 \u00e9" }] }] },
+      });
+      const read = (owner: string, id: string, previousId?: string): StoredAnswer => ({
+        ...kept(id, previousId),
+        owner,
+      });
+
+      test("are read back whole, by their owner only", async () => {
+        const store = await fresh();
+        await store.saveAnswer(kept("resp_1"), { owner: "tenant-a" });
+        expect(await store.getAnswer("resp_1", { owner: "tenant-a" })).toEqual(read("tenant-a", "resp_1"));
+        expect(await store.getAnswer("resp_1", { owner: "tenant-b" })).toBeUndefined();
+        expect(await store.getAnswer("resp_1")).toBeUndefined();
+        expect(await store.getAnswer("resp_2", { owner: "tenant-a" })).toBeUndefined();
+        await expect(store.saveAnswer(kept("resp_1"), { owner: "tenant-b" })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        );
+      });
+
+      test("a call that names no owner acts for the default owner, as conversation calls do", async () => {
+        const store = await fresh();
+        await store.saveAnswer(kept("resp_1"));
+        expect(await store.getAnswer("resp_1", { owner: DEFAULT_OWNER })).toEqual(read(DEFAULT_OWNER, "resp_1"));
+        expect(await store.getAnswer("resp_1", { owner: "tenant-a" })).toBeUndefined();
+        expect(await store.deleteAnswer("resp_1")).toBe(true);
+      });
+
+      test("a chain comes back oldest first, and is cut when a link is gone or another owner's", async () => {
+        const store = await fresh();
+        const a = { owner: "a" };
+        const b = { owner: "b" };
+        await store.saveAnswer(kept("resp_1"), a);
+        await store.saveAnswer(kept("resp_2", "resp_1"), a);
+        await store.saveAnswer(kept("resp_3", "resp_2"), a);
+        await store.saveAnswer(kept("resp_x", "resp_2"), b);
+        expect(await store.answerChain("resp_3", a)).toEqual([
+          read("a", "resp_1"),
+          read("a", "resp_2", "resp_1"),
+          read("a", "resp_3", "resp_2"),
+        ]);
+        expect(await store.answerChain("resp_x", b)).toBeUndefined();
+        expect(await store.answerChain("resp_3", b)).toBeUndefined();
+        expect(await store.deleteAnswer("resp_2", b)).toBe(false);
+        expect(await store.deleteAnswer("resp_2", a)).toBe(true);
+        expect(await store.deleteAnswer("resp_2", a)).toBe(false);
+        expect(await store.answerChain("resp_3", a)).toBeUndefined();
+        expect((await store.answerChain("resp_1", a))?.length).toBe(1);
       });
     });
 

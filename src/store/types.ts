@@ -106,8 +106,28 @@ export interface StreamingMessageWriter {
   complete(): Promise<StoredMessage>; // final flush, mark complete
   abort(): Promise<void>; // final flush, leave marked incomplete (upstream failed / client gone)
 }
-// Conversation calls act for an owner (see owner.ts; DEFAULT_OWNER when none is named): another owner's
-// conversation is unknown to them. Ids are unique across owners: creating one another owner holds is a conflict.
+/**
+ * An answer kept for a later turn (the Responses API's `store`), under the id its client saw. It belongs to an
+ * owner as conversations do (see owner.ts): the calls name the owner they act for, and another owner's answer is
+ * not there for them.
+ */
+export interface StoredAnswer {
+  id: string;
+  /** The tenant that created it (`DEFAULT_OWNER` on a gateway without keys). */
+  owner: string;
+  createdAt: string;
+  /** The stored answer this turn continued. */
+  previousId?: string;
+  /** The turn's messages: what the client sent, then the answer. */
+  messages: Message[];
+  /** The answer as its client got it, in its API's shape, for reading it back. */
+  body: unknown;
+}
+/** An answer to keep: its owner is the one the call acts for. */
+export type NewStoredAnswer = Omit<StoredAnswer, "owner">;
+// Conversation and stored-answer calls act for an owner (see owner.ts; DEFAULT_OWNER when none is named): another
+// owner's conversation or answer is unknown to them. Ids are unique across owners: creating one another owner
+// holds is a conflict.
 export interface ConversationStore {
   createConversation(options?: CreateOptions): Promise<{ id: string }>; // throws ConversationExistsError for an id already taken
   hasConversation(id: string, options?: OwnerOptions): Promise<boolean>;
@@ -125,5 +145,9 @@ export interface ConversationStore {
   pruneTraces(policy: TraceRetentionPolicy): Promise<number>; // how many traces went
   traceUsage(): Promise<TraceUsage>;
   traceStats(): TraceWriterStats;
+  saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void>; // an id already stored is an InvalidRequestError (409)
+  getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined>; // undefined: unknown, or another owner's
+  answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined>; // the answer and those it continued, oldest first; undefined when one is missing
+  deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean>; // false: unknown, or another owner's
   close(): Promise<void>; // writes what the trace writer holds first
 }

@@ -1,4 +1,4 @@
-import { type Message, ParleyError } from "../../core/index.js";
+import { type ConversationResponse, type Message, ParleyError } from "../../core/index.js";
 import type { MessageSource } from "../../store/types.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
@@ -24,6 +24,8 @@ export interface ExchangeOptions {
   newMessageSources?: ReadonlyArray<MessageSource | undefined> | undefined;
   /** The client's body text as received, for the trace. */
   clientBodyText: string;
+  /** Keeps the finished answer for later turns (the client's `store`), before the client sees its end. */
+  keepAnswer?: (answer: ConversationResponse) => Promise<void>;
 }
 
 /** Routes a client request to its provider, answers it (streamed or not), persists and traces it. */
@@ -63,6 +65,7 @@ export async function runExchange(
       timings: { planMs: performance.now() - ctx.startedAt },
     },
   };
+  if (options.keepAnswer !== undefined) exchange.keepAnswer = options.keepAnswer;
   const { conversationId } = options;
   if (conversationId !== undefined) {
     exchange.conversationId = conversationId;
@@ -88,16 +91,20 @@ export async function runExchange(
         return store!.startMessage(conversationId, "assistant", { owner });
       });
     } else {
+      const keepAnswer = exchange.keepAnswer;
       await answerOnce(
         ctx,
         state,
         exchange,
         headers,
-        conversationId === undefined
+        conversationId === undefined && keepAnswer === undefined
           ? undefined
           : async (answer) => {
-              const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
-              await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+              if (conversationId !== undefined) {
+                const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
+                await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+              }
+              await keepAnswer?.(answer);
             },
       );
     }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
@@ -10,7 +11,9 @@ import type {
   AppendOptions,
   ConversationStore,
   CreateOptions,
+  NewStoredAnswer,
   OwnerOptions,
+  StoredAnswer,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -46,6 +49,7 @@ export class MemoryStore implements ConversationStore {
   private readonly conversations = new Map<string, ConversationRow>();
   private readonly traces: MemoryTraces;
   private readonly traceQueue: TraceQueue;
+  private readonly answers = new Map<string, AnswerRow>();
   private readonly flushPolicy: FlushPolicy | undefined;
 
   constructor(options: { flushPolicy?: FlushPolicy } & TraceWriterOptions = {}) {
@@ -158,6 +162,30 @@ export class MemoryStore implements ConversationStore {
     return this.traceQueue.stats();
   }
 
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    if (this.answers.has(answer.id)) throw answerExists(answer.id);
+    this.answers.set(answer.id, answerRow(answer, ownerOf(options)));
+  }
+
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
+    const row = this.ownedAnswer(id, ownerOf(options));
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
+    const owner = ownerOf(options);
+    const rows: AnswerRow[] = [];
+    for (let row = this.ownedAnswer(id, owner); row !== undefined; ) {
+      rows.push(row);
+      row = row.previous_id === null ? undefined : this.ownedAnswer(row.previous_id, owner);
+    }
+    return chainFromRows(rows);
+  }
+
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.ownedAnswer(id, ownerOf(options)) !== undefined && this.answers.delete(id);
+  }
+
   async close(): Promise<void> {
     await this.traceQueue.close();
   }
@@ -166,6 +194,11 @@ export class MemoryStore implements ConversationStore {
   private owned(id: string, options: OwnerOptions | undefined): ConversationRow | undefined {
     const conversation = this.conversations.get(id);
     return conversation?.owner === ownerOf(options) ? conversation : undefined;
+  }
+
+  private ownedAnswer(id: string, owner: string): AnswerRow | undefined {
+    const row = this.answers.get(id);
+    return row?.owner === owner ? row : undefined;
   }
 }
 

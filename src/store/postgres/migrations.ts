@@ -60,4 +60,18 @@ export const postgresMigrations: readonly Migration[] = [
     sql: `ALTER TABLE conversations ADD COLUMN owner text NOT NULL DEFAULT 'default';`,
   },
   traceSchemaStep(4),
+  {
+    version: 5,
+    name: "answers kept for later turns",
+    sql: `
+      CREATE TABLE answers (
+        id text PRIMARY KEY,
+        owner text NOT NULL,
+        created_at timestamptz NOT NULL,
+        previous_id text,
+        messages text NOT NULL,
+        body text NOT NULL
+      );
+    `,
+  },
 ];

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, inject, test } from "vitest";
 import { expectBatchesIntact, runStoreContract } from "../contract.suite.js";
 import { openStore } from "../open-store.js";
 import { DEFAULT_OWNER } from "../owner.js";
+import { expectAnswersKept } from "../test-support/answers.js";
 import { appendBatch, appendBatches } from "../test-support/batches.js";
 import { startHelper } from "../test-support/run-child.js";
 import { postgresMigrations } from "./migrations.js";
@@ -135,6 +136,7 @@ describe("postgres store upgrades", () => {
       const shown = (await store.getTrace("req-old"))!;
       expect(JSON.parse(shown.clientRequest!)).toEqual(oldTrace.clientRequest);
       expect(shown.upstreamResponse).toBe(oldTrace.upstreamResponse);
+      await expectAnswersKept(store);
       await store.close();
       const pool = new pg.Pool({ connectionString: url, max: 1 });
       const versions = await pool.query("SELECT version FROM schema_migrations ORDER BY version");
@@ -142,4 +144,29 @@ describe("postgres store upgrades", () => {
       expect(versions.rows).toEqual(postgresMigrations.map((migration) => ({ version: migration.version })));
     },
   );
+});
+
+describe("postgres store upgrades to stored answers", () => {
+  test("a schema at step 4 takes step 5: its conversations are kept and answers are kept from then on", async () => {
+    const url = await freshSchemaUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    await pool.query("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)");
+    for (const migration of postgresMigrations.filter(({ version }) => version <= 4)) {
+      await pool.query(migration.sql);
+      await pool.query("INSERT INTO schema_migrations VALUES ($1, now())", [migration.version]);
+    }
+    await pool.query(
+      "INSERT INTO conversations (id, created_at, metadata, next_seq, owner) VALUES ('old', now(), '{}', 1, 't')",
+    );
+    await pool.end();
+
+    const store = await openStore(url, { traceRetention: false });
+    expect(await store.loadConversation("old", { owner: "t" })).toEqual([]);
+    await expectAnswersKept(store);
+    await store.close();
+    const check = new pg.Pool({ connectionString: url, max: 1 });
+    const versions = await check.query("SELECT version FROM schema_migrations ORDER BY version");
+    await check.end();
+    expect(versions.rows).toEqual(postgresMigrations.map(({ version }) => ({ version })));
+  });
 });

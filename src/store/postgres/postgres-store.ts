@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
@@ -11,7 +12,9 @@ import type {
   AppendOptions,
   ConversationStore,
   CreateOptions,
+  NewStoredAnswer,
   OwnerOptions,
+  StoredAnswer,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -49,6 +52,10 @@ interface LoadedRow {
 
 /** The messages' conversation is held by the owner in `$2`. */
 const OWNED = "EXISTS (SELECT 1 FROM conversations c WHERE c.id = $1 AND c.owner = $2)";
+
+/** An answer's columns, its instant as the ISO text the other backends give. */
+const ANSWER_COLUMNS = `id, owner, previous_id, messages, body,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 /** Any constant works; it only has to be the same in every Parley process sharing the database. */
 const MIGRATION_LOCK = 0x7061726c6579; // "parley"
@@ -253,6 +260,44 @@ export class PostgresStore implements ConversationStore {
 
   traceStats(): TraceWriterStats {
     return this.traceQueue.stats();
+  }
+
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    const row = answerRow(answer, ownerOf(options));
+    const result = await this.pool.query(
+      `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+      [row.id, row.owner, row.created_at, row.previous_id, row.messages, row.body],
+    );
+    if (result.rowCount === 0) throw answerExists(answer.id);
+  }
+
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
+    const result = await this.pool.query(`SELECT ${ANSWER_COLUMNS} FROM answers WHERE id = $1 AND owner = $2`, [
+      id,
+      ownerOf(options),
+    ]);
+    const row = result.rows[0] as AnswerRow | undefined;
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
+    // From the asked answer back to the first of its chain, each link the same owner's.
+    const result = await this.pool.query(
+      `WITH RECURSIVE chain AS (
+         SELECT answers.*, 0 AS depth FROM answers WHERE id = $1 AND owner = $2
+         UNION ALL
+         SELECT a.*, chain.depth + 1 FROM answers a JOIN chain ON a.id = chain.previous_id WHERE a.owner = $2
+       )
+       SELECT ${ANSWER_COLUMNS} FROM chain ORDER BY depth`,
+      [id, ownerOf(options)],
+    );
+    return chainFromRows(result.rows as AnswerRow[]);
+  }
+
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    const result = await this.pool.query("DELETE FROM answers WHERE id = $1 AND owner = $2", [id, ownerOf(options)]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   async close(): Promise<void> {

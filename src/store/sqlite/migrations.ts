@@ -57,4 +57,18 @@ export const sqliteMigrations: readonly Migration[] = [
     sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
   },
   traceSchemaStep(4),
+  {
+    version: 5,
+    name: "answers kept for later turns",
+    sql: `
+      CREATE TABLE answers (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        previous_id TEXT,
+        messages TEXT NOT NULL,
+        body TEXT NOT NULL
+      );
+    `,
+  },
 ];

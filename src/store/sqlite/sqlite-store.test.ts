@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import { expectBatchesIntact, runStoreContract } from "../contract.suite.js";
 import { DEFAULT_OWNER } from "../owner.js";
+import { expectAnswersKept } from "../test-support/answers.js";
 import { appendBatch, appendBatches } from "../test-support/batches.js";
 import { startHelper } from "../test-support/run-child.js";
 import { sqliteMigrations } from "./migrations.js";
@@ -189,6 +190,7 @@ describe("sqlite store upgrades to trace storage", () => {
       const { model: _model, clientRequest: _client, upstreamRequest: _upstream, ...fields } = oldTrace;
       await store.recordTrace({ ...fields, id: "trace-new", requestId: "req-new", tenant: "t" });
       expect((await store.listTraces({ tenant: "t" })).traces.map((trace) => trace.id)).toEqual(["trace-new"]);
+      await expectAnswersKept(store);
       await store.close();
       const database = new Database(path, { readonly: true });
       expect(database.prepare("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(
@@ -219,5 +221,33 @@ describe("sqlite store shared by several processes", () => {
     expectBatchesIntact(loaded, [...appendBatches("a", 40), ...appendBatches("b", 40), ...appendBatches("c", 40)]);
     expect(loaded.map((stored) => stored.seq)).toEqual(loaded.map((_, index) => index + 1));
     await Promise.all([first.close(), second.close()]);
+  });
+});
+
+describe("sqlite store upgrades to stored answers", () => {
+  test("a database at step 4 takes step 5: its conversations are kept and answers are kept from then on", async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+    for (const migration of sqliteMigrations.filter(({ version }) => version <= 4)) {
+      old.exec(migration.sql);
+      old.prepare("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00.000Z')").run(migration.version);
+    }
+    old
+      .prepare(
+        "INSERT INTO conversations (id, created_at, metadata, next_seq, owner) VALUES ('old', 'then', '{}', 1, 't')",
+      )
+      .run();
+    old.close();
+
+    const store = new SqliteStore(new Database(path), { traceRetention: false });
+    expect(await store.loadConversation("old", { owner: "t" })).toEqual([]);
+    await expectAnswersKept(store);
+    await store.close();
+    const database = new Database(path, { readonly: true });
+    expect(database.prepare("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(
+      sqliteMigrations.map(({ version }) => ({ version })),
+    );
+    database.close();
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import {
   decodeMessage,
@@ -17,7 +18,9 @@ import type {
   AppendOptions,
   ConversationStore,
   CreateOptions,
+  NewStoredAnswer,
   OwnerOptions,
+  StoredAnswer,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -116,6 +119,22 @@ export class SqliteStore implements ConversationStore {
            AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.owner = ?)
          ORDER BY m.seq`,
       ),
+      insertAnswer: prepare(
+        `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
+         VALUES (@id, @owner, @created_at, @previous_id, @messages, @body) ON CONFLICT (id) DO NOTHING`,
+      ),
+      getAnswer: prepare("SELECT * FROM answers WHERE id = ? AND owner = ?"),
+      // From the asked answer back to the first of its chain, each link the same owner's.
+      answerChain: prepare(
+        `WITH RECURSIVE chain (id, owner, created_at, previous_id, messages, body, depth) AS (
+           SELECT id, owner, created_at, previous_id, messages, body, 0 FROM answers WHERE id = @id AND owner = @owner
+           UNION ALL
+           SELECT a.id, a.owner, a.created_at, a.previous_id, a.messages, a.body, chain.depth + 1
+           FROM answers a JOIN chain ON a.id = chain.previous_id WHERE a.owner = @owner
+         )
+         SELECT id, owner, created_at, previous_id, messages, body FROM chain ORDER BY depth`,
+      ),
+      deleteAnswer: prepare("DELETE FROM answers WHERE id = ? AND owner = ?"),
     };
   }
 
@@ -231,6 +250,24 @@ export class SqliteStore implements ConversationStore {
 
   traceStats(): TraceWriterStats {
     return this.traceQueue.stats();
+  }
+
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    if (this.statements.insertAnswer.run(answerRow(answer, ownerOf(options))).changes === 0)
+      throw answerExists(answer.id);
+  }
+
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
+    const row = this.statements.getAnswer.get(id, ownerOf(options)) as AnswerRow | undefined;
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
+    return chainFromRows(this.statements.answerChain.all({ id, owner: ownerOf(options) }) as AnswerRow[]);
+  }
+
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.statements.deleteAnswer.run(id, ownerOf(options)).changes > 0;
   }
 
   async close(): Promise<void> {
