@@ -1,7 +1,8 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { runCommand } from "./run-command.js";
 
 /**
  * The Codex CLI for end-to-end tests: installed on demand from npm into a cache folder outside the repository
@@ -52,7 +53,7 @@ export async function ensureCodex(cacheDir = codexCacheDir()): Promise<string> {
   if (cached !== undefined && reportsVersion(cached)) return cached;
   mkdirSync(cacheDir, { recursive: true });
   const args = ["install", "--prefix", cacheDir, "--no-save", "--no-audit", "--no-fund", `${PACKAGE}@${CODEX_VERSION}`];
-  const install = await run("npm", args, { cwd: cacheDir, timeoutMs: 15 * 60_000 });
+  const install = await runCommand("npm", args, { cwd: cacheDir, timeoutMs: 15 * 60_000 });
   if (install.code !== 0) {
     throw new Error(
       `installing ${PACKAGE}@${CODEX_VERSION} into ${cacheDir} failed (npm exit ${install.code}):\n${install.stderr.slice(-2_000)}`,
@@ -129,7 +130,11 @@ export async function runCodex(options: CodexOptions): Promise<CodexRun> {
       RUST_LOG: "error",
     };
     const args = ["exec", "--json", "--skip-git-repo-check", "--cd", workdir, options.prompt];
-    const outcome = await run(options.binary, args, { cwd: workdir, env, timeoutMs: options.timeoutMs ?? 120_000 });
+    const outcome = await runCommand(options.binary, args, {
+      cwd: workdir,
+      env,
+      timeoutMs: options.timeoutMs ?? 120_000,
+    });
     const events = outcome.stdout
       .split("\n")
       .filter((line) => line.trim().startsWith("{"))
@@ -147,42 +152,4 @@ export async function runCodex(options: CodexOptions): Promise<CodexRun> {
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
-}
-
-interface Outcome {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number },
-): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => {
-      stdout += text;
-    });
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      stderr += text;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
 }
