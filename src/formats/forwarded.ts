@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { ClientForwarding } from "./adapter.js";
+import type { ClientForwarding, ProviderSettings, UpstreamConnection } from "./adapter.js";
 
 /** The forwarded part of the client's query string ("" when none, or when the client speaks another API). */
 export function forwardedQuery(query: URLSearchParams | undefined, forwarding: ClientForwarding): string {
@@ -17,4 +17,26 @@ export function forwardedHeaders(headers: IncomingHttpHeaders, forwarding: Clien
     if (value !== undefined) kept[name] = Array.isArray(value) ? value.join(",") : value;
   }
   return kept;
+}
+
+/**
+ * The `target` of a provider that takes its key as a Bearer token (the OpenAI family): its own headers, the
+ * client's forwarded ones, and the forwarded query appended to `endpoint`.
+ */
+export function bearerTarget(
+  provider: Pick<ProviderSettings, "headers" | "apiKey">,
+  endpoint: string,
+  forwarding: ClientForwarding,
+): UpstreamConnection["target"] {
+  return (clientHeaders, stream, clientQuery) => {
+    const headers: Record<string, string> = {
+      ...provider.headers,
+      "content-type": "application/json",
+      accept: stream ? "text/event-stream" : "application/json",
+      ...forwardedHeaders(clientHeaders, forwarding),
+    };
+    if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
+    const query = forwardedQuery(clientQuery, forwarding);
+    return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
+  };
 }

@@ -7,7 +7,7 @@ import {
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
-import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
+import { bearerTarget } from "../forwarded.js";
 import { type OpenAICompat, PRESETS, resolveCompat } from "./compat.js";
 import { coreToOpenAIRequest } from "./from-core.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
@@ -89,17 +89,7 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
   return {
     endpoint,
     repairTarget: openaiRepairTarget(compat, provider.name),
-    target(clientHeaders, stream, clientQuery) {
-      const headers: Record<string, string> = {
-        ...provider.headers,
-        "content-type": "application/json",
-        accept: stream ? "text/event-stream" : "application/json",
-        ...forwardedHeaders(clientHeaders, OPENAI_FORWARDED),
-      };
-      if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
-      const query = forwardedQuery(clientQuery, OPENAI_FORWARDED);
-      return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
-    },
+    target: bearerTarget(provider, endpoint, OPENAI_FORWARDED),
     encodeRequest(request) {
       const converted = coreToOpenAIRequest(request, { reasoning, compat, provider: provider.name });
       const body = converted.value as unknown as Record<string, unknown>;

@@ -6,7 +6,7 @@ import {
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
-import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
+import { bearerTarget } from "../forwarded.js";
 import { coreToResponsesRequest } from "./from-core.js";
 import { streamErrorFromResponses } from "./status.js";
 import { createResponsesStreamDecoder } from "./stream-decoder.js";
@@ -74,17 +74,7 @@ function connectResponses(provider: ProviderSettings): UpstreamConnection {
   return {
     endpoint,
     repairTarget: { ...RESPONSES_REPAIR_TARGET, provider: provider.name },
-    target(clientHeaders, stream, clientQuery) {
-      const headers: Record<string, string> = {
-        ...provider.headers,
-        "content-type": "application/json",
-        accept: stream ? "text/event-stream" : "application/json",
-        ...forwardedHeaders(clientHeaders, RESPONSES_FORWARDED),
-      };
-      if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
-      const query = forwardedQuery(clientQuery, RESPONSES_FORWARDED);
-      return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
-    },
+    target: bearerTarget(provider, endpoint, RESPONSES_FORWARDED),
     encodeRequest: (request) => coreToResponsesRequest(request, { provider: provider.name, reasoning }),
     decodeResponse: (body) => responsesResponseToCore(body, decodeOptions),
     streamDecoder: () => createResponsesStreamDecoder(decodeOptions),
