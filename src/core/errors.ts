@@ -169,16 +169,14 @@ export async function importOptional<T>(packageName: string, feature: string, lo
   try {
     return await load();
   } catch (error) {
-    if (isMissing(error, packageName)) throw new MissingPackageError(packageName, feature, { cause: error });
-    throw error;
+    throw missingPackage(error, packageName, feature) ?? error;
   }
 }
 
-function isMissing(error: unknown, packageName: string): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return false;
-  const message = (error as Error).message;
-  return (
-    message.includes(`'${packageName}'`) || message.includes(`"${packageName}"`) || message.includes(`'${packageName}/`)
-  );
+/** The `MissingPackageError` a failed load (an `import`, a `require`, a worker's start) stands for, if it does. */
+export function missingPackage(error: unknown, packageName: string, feature: string): MissingPackageError | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const escaped = packageName.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  const own = new RegExp(`Cannot find (?:package|module) ['"]${escaped}(?:/[^'"]*)?['"]`);
+  return own.test(message) ? new MissingPackageError(packageName, feature, { cause: error }) : undefined;
 }
