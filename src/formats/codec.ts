@@ -61,10 +61,12 @@ export function answerObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** An error document in place of an answer, as the typed error it reports; an answer without one passes. */
+/**
+ * An error document in place of an answer, as the typed error it reports; anything else passes (what is missing of
+ * an answer is for the format's check, which names the field).
+ */
 export function throwIfError(problem: NotAnAnswer | undefined): void {
-  if (problem === undefined) return;
-  if ("noAnswer" in problem) throw new InvalidRequestError(problem.noAnswer);
+  if (problem === undefined || "noAnswer" in problem) return;
   const { type, message, status } = problem.error;
   const known = isErrorType(type) ? type : "api_error";
   throw new UpstreamError(known, message, {
