@@ -6,7 +6,7 @@
 // dependencies (zod, pino, undici) installed. What the bundles hold of other packages is listed, with each
 // package's licence, in dist/THIRD-PARTY-NOTICES.md.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { argv } from "node:process";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -32,15 +32,16 @@ const options = {
   logLevel: "warning",
 };
 const built = [await build({ ...options, entryPoints: [entry], outfile })];
-// The tokenizer's thread (src/gateway/token-count.ts) starts from a file beside the bundle.
-built.push(
-  await build({
-    ...options,
-    entryPoints: [`${dirname(dirname(entry))}/gateway/token-count-worker.js`],
-    outfile: `${dist}/token-count-worker.js`,
-  }),
-);
-const gatewayEntry = `${dirname(dirname(entry))}/library/gateway.js`;
+// The worker threads start from files beside the bundle, bundled the same way: the tokenizer's
+// (src/gateway/token-count.ts) and the SQLite trace writer's (src/store/sqlite/trace-writer.ts). Both the CLI and
+// the `parley/gateway` bundle find them there.
+const compiled = dirname(dirname(entry));
+for (const worker of ["gateway/token-count-worker.js", "store/sqlite/trace-worker.js"]) {
+  built.push(
+    await build({ ...options, entryPoints: [`${compiled}/${worker}`], outfile: `${dist}/${basename(worker)}` }),
+  );
+}
+const gatewayEntry = `${compiled}/library/gateway.js`;
 if (existsSync(gatewayEntry)) {
   built.push(await build({ ...options, entryPoints: [gatewayEntry], outfile: `${dist}/gateway.js` }));
 }
@@ -61,5 +62,5 @@ function notices(results) {
     const text = file === undefined ? `Licensed ${manifest.license}.` : readFileSync(join(folder, file), "utf8").trim();
     return `## ${name} ${manifest.version} (${manifest.license})\n\n\`\`\`\n${text}\n\`\`\`\n`;
   });
-  return `# Third-party notices\n\nThe bundles in this folder (\`parley.js\`, \`gateway.js\`, \`token-count-worker.js\`) hold these packages.\n\n${sections.join("\n")}`;
+  return `# Third-party notices\n\nThe bundles in this folder (\`parley.js\`, \`gateway.js\`, \`token-count-worker.js\`, \`trace-worker.js\`) hold these packages.\n\n${sections.join("\n")}`;
 }

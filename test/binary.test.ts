@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { describe, expect, test } from "vitest";
+import { startScriptedUpstream } from "./support/scripted-upstream.js";
 
 /**
  * The binary users run is the bundle `npm install` builds (dist/parley.js), not the sources the other tests
@@ -77,5 +78,59 @@ describe("the built parley binary", () => {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
     }
+  });
+
+  test("records a trace through its writer thread, which `parley trace show` finds by request id", async () => {
+    const upstream = await startScriptedUpstream("openai");
+    const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "parley-bin-")), "parley.db")}`;
+    const child = spawn(
+      process.execPath,
+      [binary, "serve", "--port", "0", "--store", store, "--upstream", upstream.baseUrl],
+      { env: { ...process.env, PARLEY_LOG_LEVEL: "silent" } },
+    );
+    let requestId = "";
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /parley listening on (\S+)\n/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        child.on("exit", (code) => reject(new Error(`exited ${code}`)));
+      });
+      upstream.enqueue({
+        kind: "json",
+        body: {
+          id: "c",
+          object: "chat.completion",
+          created: 1,
+          model: "m",
+          choices: [{ index: 0, message: { role: "assistant", content: "Hi." }, finish_reason: "stop" }],
+        },
+      });
+      const reply = await request(`${url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(reply.statusCode).toBe(200);
+      await reply.body.dump();
+      requestId = String(reply.headers["request-id"]);
+    } finally {
+      // Stopping writes what the trace writer still holds.
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      await upstream.close();
+    }
+    const shown = spawnSync(process.execPath, [binary, "trace", "show", requestId, "--store", store], {
+      encoding: "utf8",
+    });
+    expect(shown.status, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`request ${requestId}`);
+    expect(shown.stdout).toContain("model claude-x -> default claude-x");
+    // Without keys the gateway has one user, whose tenant every trace records.
+    expect(shown.stdout).toMatch(/^tenant default\b/m);
+    expect(shown.stdout).toMatch(/^client response\s+\d+ bytes, JSON\n {2}text: Hi\.$/m);
   });
 });

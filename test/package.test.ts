@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -7,11 +7,13 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
@@ -87,6 +89,54 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
 }, 240_000);
 
+const GATEWAY_STORE = () => `sqlite:${join(project, "traces", "gateway.db")}`;
+
+/**
+ * The installed binary serving with a SQLite store: a count_tokens call (the tokenizer's thread) and a streamed
+ * answer (traced by the writer's thread, written out on SIGTERM). Gives the answer's request id.
+ */
+async function servedAndTraced(): Promise<string> {
+  const address = upstream.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const binary = join(project, "node_modules/parley/dist/parley.js");
+  const child = spawn(
+    process.execPath,
+    [binary, "serve", "--port", "0", "--store", GATEWAY_STORE(), "--upstream", `http://127.0.0.1:${port}/v1`],
+    { cwd: project, env: { ...process.env, PARLEY_LOG_LEVEL: "silent" } },
+  );
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /parley listening on (\S+)\n/.exec(out);
+        if (match) resolve(match[1]!);
+      });
+      child.on("exit", (code) => reject(new Error(`parley serve exited ${code}`)));
+    });
+    const counted = await fetch(`${url}/v1/messages/count_tokens`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "Hello there, how are you?" }] }),
+    });
+    expect(((await counted.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(5);
+    const answer = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(answer.status).toBe(200);
+    await answer.text();
+    const requestId = answer.headers.get("request-id") ?? "";
+    expect(requestId).toMatch(/^req_/);
+    return requestId;
+  } finally {
+    // Stopping writes what the trace writer still holds.
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+  }
+}
+
 afterAll(() => {
   upstream?.close();
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
@@ -106,7 +156,9 @@ describe("the npm package", () => {
     ))
       expect(tarballFiles).toContain(target.replace(/^\.\//, ""));
     for (const bin of Object.values(manifest.bin)) expect(tarballFiles).toContain(bin);
-    expect(tarballFiles).toContain("dist/token-count-worker.js");
+    // The worker threads' modules: beside the bundles (the binary's and parley/gateway's), and beside the store's.
+    for (const worker of ["token-count-worker.js", "trace-worker.js", "store/sqlite/trace-worker.js"])
+      expect(tarballFiles).toContain(`dist/${worker}`);
     const unwanted = tarballFiles.filter((file) =>
       /\.map$|\.test\.|\.suite\.|test-support|^test\/|^src\/|^dist\/cli\//.test(file),
     );
@@ -176,6 +228,36 @@ describe("the npm package", () => {
       "MissingPackageError: the PostgreSQL store (postgres:) needs the package pg: npm install pg",
     );
   });
+
+  test("the worker threads start from the installed package: the store's trace writer, the binary's and its tokenizer", async () => {
+    // The optional drivers, as a user installs them (linked from the repository's own: no native build here),
+    // unlinked after, before a later npm install could count them extraneous.
+    const links = ["better-sqlite3", "gpt-tokenizer"].map((name) => join(project, "node_modules", name));
+    for (const link of links) symlinkSync(join(repo, "node_modules", basename(link)), link, "dir");
+    try {
+      // A file of its own: a worker thread inherits node's flags, and --input-type is refused without -e.
+      writeFileSync(
+        join(project, "trace.mjs"),
+        `import { openStore } from "parley/store";
+        const store = await openStore("sqlite:./traces/library.db");
+        const trace = { id: "t1", requestId: "r1", createdAt: new Date().toISOString(), route: "/v1/messages",
+          clientRequest: "{}", lossy: [], repair: [], timings: {} };
+        await store.recordTrace(trace);
+        console.log((await store.getTrace("r1"))?.id, store.traceStats().recorded);
+        await store.close();`,
+      );
+      const stored = await run(process.execPath, ["trace.mjs"], { cwd: project });
+      expect(stored.stdout.trim()).toBe("t1 1");
+      const requestId = await servedAndTraced();
+      const binary = join(project, "node_modules/parley/dist/parley.js");
+      const shown = await run(process.execPath, [binary, "trace", "show", requestId, "--store", GATEWAY_STORE()], {
+        cwd: project,
+      });
+      expect(shown.stdout).toContain(`request ${requestId}`);
+    } finally {
+      for (const link of links) unlinkSync(link);
+    }
+  }, 60_000);
 
   test("the binary and the gateway subpath run with what the package installed", async () => {
     const { stdout } = await run(process.execPath, [join(project, "node_modules/parley/dist/parley.js"), "--help"]);

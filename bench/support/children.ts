@@ -29,6 +29,8 @@ export interface ChildGatewayOptions {
   discardLogs?: boolean;
   /** Gives up when the gateway has not printed its listening line by then. */
   readyTimeoutMs?: number;
+  /** The store URL (default `memory:`). */
+  store?: string;
 }
 
 export interface ChildGateway {
@@ -90,7 +92,7 @@ export function serveCommand(
 }
 
 /**
- * Runs `parley serve` in a child process on 127.0.0.1 (a free port, the in-memory store) and resolves once it
+ * Runs `parley serve` in a child process on 127.0.0.1 (a free port, the in-memory store unless told) and resolves once it
  * prints its listening line. The child's pid is the gateway's own (taskset execs in place), so /proc/pid
  * gives the gateway's CPU and memory.
  */
@@ -101,7 +103,7 @@ export async function startChildGateway(options: ChildGatewayOptions): Promise<C
   writeFileSync(configPath, JSON.stringify(options.config));
   const command = serveCommand(
     runner,
-    ["--config", configPath, "--host", "127.0.0.1", "--port", "0", "--store", "memory:"],
+    ["--config", configPath, "--host", "127.0.0.1", "--port", "0", "--store", options.store ?? "memory:"],
     options.core,
   );
   const started = performance.now();

@@ -5,7 +5,7 @@ const usage = `Usage: parley <command> [options]
 
 Commands:
   serve       run the gateway (Anthropic Messages and OpenAI Chat Completions in front of any upstream)
-  convert     convert a request, response or SSE stream between the Anthropic and OpenAI formats
+  convert     convert a request, response or SSE stream between the Anthropic, OpenAI Chat and Responses formats
   repair      make a history acceptable to a target API, reporting every change
   normalize   turn a mixed-shape history into Anthropic messages
   trace       list and show recorded gateway exchanges

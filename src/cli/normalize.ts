@@ -12,6 +12,8 @@ with the shape it was read as. Shapes, mixed freely in one array:
 
   Anthropic messages          {"role":"user"|"assistant","content":"..." | [blocks]}
   OpenAI chat messages        with "tool_calls", "tool" messages, "reasoning_content"...
+  Responses input items       {"type":"function_call"|"function_call_output"|"reasoning"|"message",...},
+                              messages with "input_text"/"output_text" parts
   plain entries               {"role","content","timestamp"} (the timestamp is kept in the report)
   orchestrator entries        {"input","context","timestamp"}: a user message; the context becomes a
                               <context>...</context> text block before the input

@@ -151,7 +151,7 @@ describe("parley repair", () => {
     expect(help.stdout).toContain("--for anthropic");
     const usage = await run(["--for", "gemini"], "{}");
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain("--for must be anthropic or openai (got gemini)");
+    expect(usage.stderr).toContain("--for must be anthropic, openai or responses (got gemini)");
     const badJson = await run(["--for", "anthropic"], "{not json");
     expect(badJson.code).toBe(1);
     expect(badJson.stderr).toContain("stdin is not valid JSON");

@@ -15,7 +15,7 @@ import { type CommandIo, describeError, readStdin } from "./io.js";
 
 const help = `Usage: parley repair --for ${FORMAT_IDS.join("|")} [--reasoning MODE]
 
-Reads {"messages":[...]} (a history in Anthropic or OpenAI chat format; the format is detected) from
+Reads {"messages":[...]} (a history in Anthropic, OpenAI chat or Responses items; the format is detected) from
 stdin and writes {"messages":[...],"report":[...]}: the history in the target's format, repaired so the
 target API accepts it, and one report entry per change (what, why, the message index it touched).
 
@@ -25,6 +25,8 @@ target API accepts it, and one report entry per change (what, why, the message i
                     the last assistant message's signed thinking is left byte-identical
   --for openai      every tool call is answered, tool messages right after the assistant's tool_calls
                     (OpenAI's strict rule); orphan tool messages become text
+  --for responses   every call is answered by its output and no output is without its call; written as
+                    Responses input items (reasoning in its items, sealed as it came)
   --reasoning MODE  how thinking is written to OpenAI messages: think-tags (default), reasoning_content,
                     reasoning, reasoning_details, drop
 `;

@@ -1,25 +1,39 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { openStore } from "../store/open-store.js";
-import type { ConversationStore, TraceRecord, TraceSummary } from "../store/types.js";
+import type { ConversationStore, TraceQuery, TraceSummary } from "../store/types.js";
 import type { CommandIo } from "./io.js";
+import { escapeControls, terminalJson } from "./terminal-text.js";
+import { formatTrace, formatTraceFull } from "./trace-show.js";
 
 export const DEFAULT_STORE_URL = "sqlite:./.parley/parley.db";
 
-const usage = `Usage: parley trace list [--store URL] [--limit N] [--json]
-       parley trace show ID [--store URL] [--width N] [--json]
+const usage = `Usage: parley trace list [--store URL] [--limit N] [filters] [--cursor C] [--json]
+       parley trace show ID [--store URL] [--full [--width N]] [--json]
 
 Shows the exchanges the gateway recorded (API keys are redacted before they are stored).
 
-  list         the newest traces first: id, time, route, provider, model, status
-  show ID      one trace: the client's side and the upstream's side next to each other,
-               then what could not be carried (lossy), what repair changed, and timings
+  list         the newest traces first: id, time, route, the model asked for, provider and upstream
+               model, status, duration, tokens, what could not be carried (lossy) and what repair changed
+  show ID      one trace, by its id or by the request id that logs, headers and error bodies print:
+               a compact view (the bodies summed up, the last message, the answer's text, the reports)
+
+Filters of list (combined):
+  --status S         a status (502), a class (5xx) or error (400 and above)
+  --model M          the model the client asked for, or the upstream model
+  --conversation ID  one stored conversation
+  --losses           only traces where something could not be carried (--no-losses: none)
+  --tenant T         one tenant
 
 Options:
   --store URL  sqlite:PATH, postgres://... or memory: (default: $PARLEY_STORE or ${DEFAULT_STORE_URL})
-  --limit N    how many traces to list (default 20)
+  --limit N    how many traces to list (default 20); the next page's --cursor is printed after them
+  --full       show every body whole, client and upstream side by side
   --width N    total width of the side-by-side view (default 160)
-  --json       print the stored JSON instead
+  --json       print the stored JSON instead (bodies exactly as they were sent)
+
+Text from a trace is printed with control characters escaped (\\x1b, \\u202e): a client's model name or
+message cannot move the cursor or rewrite the screen.
 `;
 
 /** `parley trace list|show`: reads traces from the store; never prunes or writes. */
@@ -47,6 +61,18 @@ export async function runTrace(argv: string[], io: CommandIo): Promise<number> {
     io.stderr("parley trace: --limit and --width take a positive whole number\n");
     return 2;
   }
+  const status = statusOption(values.status);
+  if (status === null) {
+    io.stderr("parley trace: --status takes a status (502), a class (5xx) or error\n");
+    return 2;
+  }
+  const query: TraceQuery = { limit };
+  if (status !== undefined) query.status = status;
+  if (values.model !== undefined) query.model = values.model;
+  if (values.conversation !== undefined) query.conversationId = values.conversation;
+  if (values.tenant !== undefined) query.tenant = values.tenant;
+  if (values.losses || values["no-losses"]) query.hasLosses = values.losses;
+  if (values.cursor !== undefined) query.cursor = values.cursor;
   const url = values.store ?? process.env.PARLEY_STORE ?? DEFAULT_STORE_URL;
   if (url.startsWith("sqlite:") && !url.includes(":memory:") && !existsSync(url.slice("sqlite:".length))) {
     io.stderr(`parley trace: no store at ${url.slice("sqlite:".length)} (set --store or PARLEY_STORE)\n`);
@@ -55,8 +81,8 @@ export async function runTrace(argv: string[], io: CommandIo): Promise<number> {
   const store = await openStore(url, { traceRetention: false });
   try {
     return action === "list"
-      ? await list(store, io, limit, values.json)
-      : await show(store, io, id!, width, values.json);
+      ? await list(store, io, query, values.json)
+      : await show(store, io, id!, { width, full: values.full, json: values.json });
   } finally {
     await store.close();
   }
@@ -70,6 +96,14 @@ function parse(argv: string[]) {
       store: { type: "string" },
       limit: { type: "string" },
       width: { type: "string" },
+      status: { type: "string" },
+      model: { type: "string" },
+      conversation: { type: "string" },
+      tenant: { type: "string" },
+      losses: { type: "boolean", default: false },
+      "no-losses": { type: "boolean", default: false },
+      cursor: { type: "string" },
+      full: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -82,17 +116,27 @@ function numberOption(value: string | undefined, fallback: number): number | und
   return Number.isInteger(number) && number > 0 ? number : undefined;
 }
 
-async function list(store: ConversationStore, io: CommandIo, limit: number, json: boolean): Promise<number> {
-  const traces = await store.listTraces({ limit });
+/** `502`, `5xx`, `error` (400 and above); null when it is none of those. */
+function statusOption(value: string | undefined): TraceQuery["status"] | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === "error") return { from: 400, to: 599 };
+  const range = /^([1-5])xx$/i.exec(value);
+  if (range) return { from: Number(range[1]) * 100, to: Number(range[1]) * 100 + 99 };
+  return /^[1-5]\d\d$/.test(value) ? Number(value) : null;
+}
+
+async function list(store: ConversationStore, io: CommandIo, query: TraceQuery, json: boolean): Promise<number> {
+  const page = await store.listTraces(query);
   if (json) {
-    io.stdout(`${JSON.stringify(traces, null, 2)}\n`);
+    io.stdout(`${terminalJson(page)}\n`);
     return 0;
   }
-  if (traces.length === 0) {
-    io.stdout("no traces recorded\n");
+  if (page.traces.length === 0) {
+    io.stdout(query.cursor === undefined ? "no traces recorded\n" : "no more traces\n");
     return 0;
   }
-  io.stdout(`${formatTraceList(traces)}\n`);
+  io.stdout(`${formatTraceList(page.traces)}\n`);
+  if (page.nextCursor !== undefined) io.stdout(`more: --cursor ${page.nextCursor}\n`);
   return 0;
 }
 
@@ -100,28 +144,48 @@ async function show(
   store: ConversationStore,
   io: CommandIo,
   id: string,
-  width: number,
-  json: boolean,
+  view: { width: number; full: boolean; json: boolean },
 ): Promise<number> {
   const trace = await store.getTrace(id);
   if (!trace) {
-    io.stderr(`parley trace: no trace with id '${id}' (see 'parley trace list')\n`);
+    io.stderr(`parley trace: no trace with id or request id '${escapeControls(id)}' (see 'parley trace list')\n`);
     return 1;
   }
-  io.stdout(json ? `${JSON.stringify(trace, null, 2)}\n` : `${formatTrace(trace, width)}\n`);
+  const text = view.json ? terminalJson(trace) : view.full ? formatTraceFull(trace, view.width) : formatTrace(trace);
+  io.stdout(`${text}\n`);
   return 0;
 }
 
+/** One line per trace; every cell escaped, as every cell comes from the client or the upstream. */
 export function formatTraceList(traces: readonly TraceSummary[]): string {
-  const rows = traces.map((trace) => [
-    trace.id,
-    trace.createdAt,
-    trace.route,
-    trace.provider ?? "-",
-    trace.model ?? "-",
-    trace.status === undefined ? "-" : String(trace.status),
-  ]);
-  const header = ["ID", "TIME", "ROUTE", "PROVIDER", "MODEL", "STATUS"];
+  const rows = traces.map((trace) =>
+    [
+      trace.id,
+      trace.createdAt,
+      trace.route,
+      trace.clientModel ?? "-",
+      trace.provider ?? "-",
+      trace.upstreamModel ?? "-",
+      trace.status === undefined ? "-" : String(trace.status),
+      trace.durationMs === undefined ? "-" : String(Math.round(trace.durationMs)),
+      trace.inputTokens === undefined ? "-" : `${trace.inputTokens}/${trace.outputTokens ?? "-"}`,
+      String(trace.lossyCount),
+      String(trace.repairCount),
+    ].map(escapeControls),
+  );
+  const header = [
+    "ID",
+    "TIME",
+    "ROUTE",
+    "MODEL",
+    "PROVIDER",
+    "UPSTREAM MODEL",
+    "STATUS",
+    "MS",
+    "TOKENS",
+    "LOSSY",
+    "REPAIR",
+  ];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: string[]) =>
     cells
@@ -129,65 +193,4 @@ export function formatTraceList(traces: readonly TraceSummary[]): string {
       .join("  ")
       .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
-}
-
-/** A trace for a person: the client's side on the left, the upstream's on the right, then the reports. */
-export function formatTrace(trace: TraceRecord, width = 160): string {
-  const heading = [
-    `trace ${trace.id}  request ${trace.requestId}`,
-    [
-      trace.createdAt,
-      trace.route,
-      trace.provider && `provider ${trace.provider}`,
-      trace.model && `model ${trace.model}`,
-    ]
-      .filter(Boolean)
-      .join("  ") + (trace.status === undefined ? "" : `  status ${trace.status}`),
-  ];
-  const timings = Object.entries(trace.timings).map(([name, ms]) => `${name} ${ms} ms`);
-  if (timings.length > 0) heading.push(`timings: ${timings.join(", ")}`);
-  const left = [...section("request", trace.clientRequest), "", ...section("response", trace.clientResponse)];
-  const right = [...section("request", trace.upstreamRequest), "", ...section("response", trace.upstreamResponse)];
-  const reports = [
-    "",
-    `lossy (${trace.lossy.length})`,
-    ...trace.lossy.map((entry) => `  - ${entry.code}${entry.path ? ` at ${entry.path}` : ""}: ${entry.message}`),
-    `repair (${trace.repair.length})`,
-    ...trace.repair.map((entry) => `  - ${JSON.stringify(entry)}`),
-  ];
-  return [...heading, "", ...columns("CLIENT", left, "UPSTREAM", right, width), ...reports].join("\n");
-}
-
-function section(title: string, value: unknown): string[] {
-  return [`-- ${title} --`, ...(value === undefined ? ["(not recorded)"] : pretty(value))];
-}
-
-/** JSON is indented; a JSON string is parsed first; SSE and other text is shown as it came. */
-function pretty(value: unknown): string[] {
-  if (typeof value === "string") {
-    try {
-      return JSON.stringify(JSON.parse(value), null, 2).split("\n");
-    } catch {
-      return value.replace(/\t/g, "  ").replace(/\n+$/, "").split(/\r?\n/);
-    }
-  }
-  return (JSON.stringify(value, null, 2) ?? String(value)).split("\n");
-}
-
-function columns(leftTitle: string, left: string[], rightTitle: string, right: string[], width: number): string[] {
-  const columnWidth = Math.max(20, Math.floor((width - 3) / 2));
-  const leftLines = [leftTitle, ...left].flatMap((line) => wrap(line, columnWidth));
-  const rightLines = [rightTitle, ...right].flatMap((line) => wrap(line, columnWidth));
-  const rows: string[] = [];
-  for (let row = 0; row < Math.max(leftLines.length, rightLines.length); row++) {
-    rows.push(`${(leftLines[row] ?? "").padEnd(columnWidth)} | ${rightLines[row] ?? ""}`.trimEnd());
-  }
-  return rows;
-}
-
-function wrap(line: string, width: number): string[] {
-  if (line.length <= width) return [line];
-  const pieces: string[] = [];
-  for (let start = 0; start < line.length; start += width) pieces.push(line.slice(start, start + width));
-  return pieces;
 }

@@ -26,6 +26,16 @@ export interface ThinkingConfig {
   extra?: Extra;
 }
 
+/** The shape the answer's text must take (OpenAI `response_format`, Responses `text.format`). */
+export interface ResponseFormat {
+  type: "text" | "json_object" | "json_schema";
+  /** For `json_schema`: the schema's name, the schema, whether it is enforced strictly, what it is for. */
+  name?: string;
+  schema?: unknown;
+  strict?: boolean;
+  description?: string;
+}
+
 /** A model request, independent of the API it came in or goes out on. */
 export interface ConversationRequest {
   model: string;
@@ -45,6 +55,8 @@ export interface ConversationRequest {
   reasoningEffort?: string;
   /** Anthropic `metadata.user_id`, OpenAI `user`. */
   userId?: string;
+  /** Structured output: the form the answer's text must take. */
+  responseFormat?: ResponseFormat;
   /**
    * Top-level fields of the source format that the model does not map (`output_config`,
    * `context_management`, `service_tier`, `stream_options`...). Same-format targets carry them;

@@ -27,6 +27,13 @@ export interface DroppedField {
   value: unknown;
 }
 
+/**
+ * Starts a key that is no field of its format's API but the codec's record of how its wire wrote what the core holds
+ * (a Responses item's type, id and status): its own encoder reads it back, no other format gets it, and leaving it
+ * out loses nothing, so it is not reported either.
+ */
+export const FORM_PREFIX = "$";
+
 /** `format`'s fields in `extra`, or undefined. */
 export function fieldsOf(extra: Extra | undefined, format: WireFormat): Fields | undefined {
   return extra?.[format];
@@ -58,6 +65,7 @@ export function fieldsFor(extra: Extra | undefined, target: WireFormat, shares?:
     if (from === target) continue;
     const foreign = extra[from as WireFormat]!;
     for (const key in foreign) {
+      if (key.startsWith(FORM_PREFIX)) continue;
       const value = foreign[key];
       if (shares?.(key, value, from as WireFormat)) {
         if (fields === own) fields = { ...own };

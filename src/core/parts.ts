@@ -8,12 +8,25 @@ import type { Extra } from "./extra.js";
  */
 
 /** The wire formats Parley speaks: the ids of the format registry (`src/formats/registry.ts`), which must match. */
-export const WIRE_FORMATS = ["anthropic", "openai"] as const;
+export const WIRE_FORMATS = ["anthropic", "openai", "responses"] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
-/** Where reasoning text sat in an OpenAI-compatible message, so it can go back the same way. */
-export type ReasoningField = "reasoning_content" | "reasoning" | "reasoning_details" | "think-tags" | "content-parts";
+/**
+ * Where reasoning sat in its producer's answer, so it can go back the same way: a field of an OpenAI-compatible
+ * message; a Responses reasoning item's `summary` or `reasoning_text` content; an Anthropic `thinking` or
+ * `redacted_thinking` block (whose signature or data then rides in `sealed`).
+ */
+export type ReasoningField =
+  | "reasoning_content"
+  | "reasoning"
+  | "reasoning_details"
+  | "think-tags"
+  | "content-parts"
+  | "summary"
+  | "reasoning_text"
+  | "thinking"
+  | "redacted_thinking";
 
 /**
  * Who produced a thinking part. Thinking is origin-bound: it is replayed as a signed block only to the provider
@@ -36,6 +49,13 @@ export interface ReasoningOrigin {
    * one), which only `provider` can take back: the block carries it wrapped in an origin envelope.
    */
   signature?: string;
+  /** The producer's own id for this reasoning (a Responses reasoning item's `id`). */
+  id?: string;
+  /**
+   * What only the producer may get back, unmodified: a Responses reasoning item's `encrypted_content`; Anthropic's
+   * own signature (or redacted thinking's data) carried where the client's format has no field for it.
+   */
+  sealed?: string;
 }
 
 export interface TextPart {

@@ -18,6 +18,8 @@ export function encodeOriginSignature(origin: ReasoningOrigin): string {
   if (origin.model !== undefined) payload.m = origin.model;
   if (origin.details !== undefined) payload.d = origin.details;
   if (origin.signature !== undefined) payload.s = origin.signature;
+  if (origin.id !== undefined) payload.i = origin.id;
+  if (origin.sealed !== undefined) payload.e = origin.sealed;
   return PREFIX + utf8ToBase64(JSON.stringify(payload), true);
 }
 
@@ -35,6 +37,8 @@ export function decodeOriginSignature(signature: string | undefined): ReasoningO
     if (typeof payload.m === "string") origin.model = payload.m;
     if (Array.isArray(payload.d)) origin.details = payload.d;
     if (typeof payload.s === "string") origin.signature = payload.s;
+    if (typeof payload.i === "string") origin.id = payload.i;
+    if (typeof payload.e === "string") origin.sealed = payload.e;
     return origin;
   } catch {
     return undefined;

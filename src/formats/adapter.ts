@@ -62,13 +62,18 @@ export interface ClientSide {
     list(models: readonly ModelInfo[]): unknown;
     one(model: ModelInfo): unknown;
   };
+  /** Answers Parley keeps for later turns, for an API whose clients ask it to (`stored-answer` routes). */
+  readonly stored?: StoredAnswers;
 }
 
 export interface ClientRoute {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
-  /** `answer`: a conversation turn; `count-tokens`: its input tokens; `models`, `model`: the model list, one model. */
-  kind: "answer" | "count-tokens" | "models" | "model";
+  /**
+   * `answer`: a conversation turn; `count-tokens`: its input tokens; `models`, `model`: the model list, one model;
+   * `stored-answer`, `delete-stored-answer`: an answer Parley kept (`{id}` in the path), read or deleted.
+   */
+  kind: "answer" | "count-tokens" | "models" | "model" | "stored-answer" | "delete-stored-answer";
   /** An `answer` route that takes `x-parley-conversation-id` (stored history in front of the client's). */
   conversations?: boolean;
 }
@@ -76,11 +81,41 @@ export interface ClientRoute {
 export interface ClientRequestRead extends Converted<ConversationRequest> {
   /** The client asked for usage at the end of its stream (OpenAI's `stream_options.include_usage`). */
   includeUsage?: boolean;
+  /** The stored answer this request continues, and whether its own answer is to be kept (`stored`). */
+  state?: AnswerState;
+}
+
+/** A turn's place among stored answers: the one it continues, and whether it is kept itself. */
+export interface AnswerState {
+  previous?: string;
+  kept: boolean;
+}
+
+/**
+ * Answers kept by Parley: each under an id the client sees, with the messages of its turn (so that a later request
+ * naming it gets the whole history in front of its own) and the answer as `stored-answer` gives it back.
+ */
+export interface StoredAnswers {
+  /** A fresh id for an answer that will be kept. */
+  newId(): string;
+  /** The request field naming the answer continued, for the error when there is none (`previous_response_id`). */
+  readonly previousParam: string;
+  /** What the client is told when there is no such answer (for it). */
+  notFound(id: string): string;
+  /** The body of a `delete-stored-answer` route's success. */
+  deleted(id: string): unknown;
 }
 
 export interface ClientEncodeOptions {
   /** Where thinking goes for a client of an API without thinking blocks; each API has its default. */
   reasoning?: ReasoningMode;
+  /** The client's request this answers: the tools it offered (how a call is written), the settings it repeats. */
+  request?: ConversationRequest;
+  /** The id the client sees for this answer (one Parley keeps is known before it is written); absent, its own. */
+  answerId?: string;
+  /** When the answer began (Unix seconds), so that one written twice (sent, then kept) says the same. */
+  createdAt?: number;
+  state?: AnswerState;
 }
 
 export interface ClientStreamOptions extends ClientEncodeOptions {

@@ -12,7 +12,7 @@ import {
 
 describe("the format registry", () => {
   test("lists each format under its own id, the ids the CLI and stored data use", () => {
-    expect(FORMAT_IDS).toEqual(["anthropic", "openai"]);
+    expect(FORMAT_IDS).toEqual(["anthropic", "openai", "responses"]);
     expect([...FORMAT_IDS].sort()).toEqual([...WIRE_FORMATS].sort());
     for (const id of FORMAT_IDS) expect(formatAdapter(id).id).toBe(id);
     expect(findFormat("openai")?.id).toBe("openai");
@@ -43,6 +43,12 @@ describe("the format registry", () => {
     expect(anthropic.recognizes?.({ role: "user", content: [{ type: "tool_result", tool_use_id: "t" }] })).toBe(true);
     expect(openai.recognizes?.({ role: "user", content: "hi" })).toBe(false);
     expect(anthropic.recognizes?.({ role: "user", content: "hi" })).toBe(false);
+    const responses = formatAdapter("responses").history;
+    expect(responses.recognizes?.({ type: "function_call_output", call_id: "c", output: "ok" })).toBe(true);
+    expect(responses.recognizes?.({ role: "user", content: [{ type: "input_text", text: "hi" }] })).toBe(true);
+    expect(responses.recognizes?.({ role: "user", content: "hi" })).toBe(false);
+    expect(openai.recognizes?.({ type: "reasoning", summary: [] })).toBe(false);
+    expect(anthropic.recognizes?.({ type: "reasoning", summary: [] })).toBe(false);
   });
 
   test("choices are listed as a person reads them", () => {

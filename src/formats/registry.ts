@@ -2,6 +2,7 @@ import type { WireFormat } from "../core/index.js";
 import type { FormatAdapter } from "./adapter.js";
 import { anthropicAdapter } from "./anthropic/adapter.js";
 import { openaiChatAdapter } from "./openai-chat/adapter.js";
+import { responsesAdapter } from "./openai-responses/adapter.js";
 
 /**
  * Every API format Parley speaks, by id: a format is one line here. The ids are those of the CLI, the
@@ -10,6 +11,7 @@ import { openaiChatAdapter } from "./openai-chat/adapter.js";
 const ADAPTERS: { readonly [Id in WireFormat]: FormatAdapter<Id> } = {
   anthropic: anthropicAdapter,
   openai: openaiChatAdapter,
+  responses: responsesAdapter,
 };
 
 export type FormatId = WireFormat;

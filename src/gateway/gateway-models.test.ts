@@ -102,13 +102,14 @@ describe("one model served: every name goes to it", () => {
     expect(reply.status).toBe(200);
     let trace: Json;
     for (let attempt = 0; attempt < 50 && trace === undefined; attempt++) {
-      const [summary] = await gateway.state.store!.listTraces({ limit: 1 });
+      const [summary] = (await gateway.state.store!.listTraces({ limit: 1 })).traces;
       if (summary !== undefined) trace = await gateway.state.store!.getTrace(summary.id);
       else await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    expect(trace.clientRequest.model).toBe("claude-opus-5-5");
-    expect(trace.upstreamRequest.model).toBe("Qwen/Qwen3-Coder-30B-A3B-Instruct");
-    expect(trace.model).toBe("Qwen/Qwen3-Coder-30B-A3B-Instruct");
+    expect(trace.clientModel).toBe("claude-opus-5-5");
+    expect(trace.upstreamModel).toBe("Qwen/Qwen3-Coder-30B-A3B-Instruct");
+    expect(JSON.parse(trace.clientRequest).model).toBe("claude-opus-5-5");
+    expect(JSON.parse(trace.upstreamRequest).model).toBe("Qwen/Qwen3-Coder-30B-A3B-Instruct");
     await gateway.close();
     expect(lines.find((line) => line.msg === "request")).toMatchObject({
       clientModel: "claude-opus-5-5",

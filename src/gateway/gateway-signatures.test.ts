@@ -212,6 +212,42 @@ describe("thinking DeepSeek's Anthropic endpoint signed", () => {
   });
 });
 
+describe("thinking DeepSeek signed, carried by a Responses client", () => {
+  test("rides in encrypted_content as its envelope: DeepSeek gets its block back, Anthropic the text", async () => {
+    deepseek.enqueue({ kind: "json", body: deepseekAnswer });
+    const first = await postJson(`${gateway.url}/v1/responses`, {
+      model: "deepseek-v4-pro",
+      input: "hi",
+      store: false,
+    });
+    expect(first.status).toBe(200);
+    const output = (first.body as Json).output as Json[];
+    expect(output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    expect(decodeOriginSignature(output[0]!.encrypted_content)).toEqual({
+      format: "anthropic",
+      provider: "deepseek",
+      signature: DEEPSEEK_ID,
+    });
+    const next = (model: string) => ({
+      model,
+      store: false,
+      input: [{ role: "user", content: "hi" }, ...output, { role: "user", content: "and now?" }],
+    });
+    deepseek.enqueue({ kind: "json", body: deepseekAnswer });
+    const back = await postJson(`${gateway.url}/v1/responses`, next("deepseek-v4-pro"));
+    expect(back.status).toBe(200);
+    expect(sentMessages(deepseek)[1]!.content).toEqual(deepseekAnswer.content);
+    // The scripted Anthropic refuses any signature it did not make.
+    const moved = await postJson(`${gateway.url}/v1/responses`, next("claude-sonnet-4-5"));
+    expect(moved.status).toBe(200);
+    expect(sentMessages(anthropic)[1]!.content[0]).toEqual({
+      type: "text",
+      text: expect.stringContaining("They greet me; greet back."),
+    });
+    expect(lossy(moved.headers).map((entry) => entry.code)).toContain("repair:thinking-to-text");
+  });
+});
+
 describe("thinking Anthropic signed", () => {
   test("reaches the client as Anthropic made it, and goes back to Anthropic byte for byte", async () => {
     const first = await postJson(`${gateway.url}/v1/messages`, {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { getJson, type Json, postJson, startTestGateway } from "../../test/support/gateway-harness.js";
 import { type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
+import { DEFAULT_OWNER } from "../store/owner.js";
 import type { RunningGateway } from "./server.js";
 
 /**
@@ -116,6 +117,35 @@ describe("a conversation is its key's", () => {
   });
 });
 
+describe("traces", () => {
+  test("each carries its key's tenant, so that a key's own traces can be listed apart", async () => {
+    const id = await create(C);
+    const team = [(await turn(C, id)).headers["request-id"], (await turn(D, id)).headers["request-id"]];
+    const alice = (await turn(A, await create(A))).headers["request-id"];
+    const store = gateway.state.store!;
+    const teamTraces = await eventually(async () => {
+      const { traces } = await store.listTraces({ tenant: "team", limit: 100 });
+      return team.every((requestId) => traces.some((trace) => trace.requestId === requestId)) ? traces : undefined;
+    });
+    expect(teamTraces.every((trace) => trace.tenant === "team")).toBe(true);
+    expect(teamTraces.some((trace) => trace.requestId === alice)).toBe(false);
+    const aliceTrace = await eventually(() => store.getTrace(String(alice)));
+    // A key no entry names a tenant for is a tenant of its own, named after a digest of it, never the key.
+    expect(aliceTrace.tenant).toMatch(/^key-[0-9a-f]{32}$/);
+    expect(JSON.stringify(aliceTrace)).not.toContain(A);
+  });
+});
+
+/** What `read` gives once it gives something: traces are written after the answer, off the request path. */
+async function eventually<T>(read: () => Promise<T | undefined>): Promise<T> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("not recorded in time");
+}
+
 describe("without keys", () => {
   test("the gateway has one user, who reaches every conversation", async () => {
     const single = await startTestGateway({ providers: { local: { type: "openai", upstream } } });
@@ -124,6 +154,15 @@ describe("without keys", () => {
       const id = (created.body as Json).id as string;
       expect((await getJson(`${single.url}/v1/conversations/${id}`)).status).toBe(200);
       expect((await getJson(`${single.url}/v1/conversations/${id}`, as("anything"))).status).toBe(200);
+      const reply = await postJson(
+        `${single.url}/v1/messages`,
+        { model: "m", max_tokens: 16, messages: [{ role: "user", content: "go on" }] },
+        { "x-parley-conversation-id": id },
+      );
+      expect(reply.status).toBe(200);
+      const requestId = String(reply.headers["request-id"]);
+      const trace = await eventually(() => single.state.store!.getTrace(requestId));
+      expect(trace.tenant).toBe(DEFAULT_OWNER);
     } finally {
       await single.close();
     }

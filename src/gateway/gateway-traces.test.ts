@@ -42,7 +42,7 @@ const interrupted = [
 async function newestTrace(): Promise<Json> {
   // Traces are written after the answer, without holding it up.
   for (let attempt = 0; attempt < 50; attempt++) {
-    const [summary] = await gateway.state.store!.listTraces({ limit: 1 });
+    const [summary] = (await gateway.state.store!.listTraces({ limit: 1 })).traces;
     if (summary !== undefined && summary.requestId === lastRequestId) return gateway.state.store!.getTrace(summary.id);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -52,7 +52,7 @@ async function newestTrace(): Promise<Json> {
 let lastRequestId = "";
 
 describe("traces of gateway exchanges", () => {
-  test("a whole answer: client and upstream sides, the repair report, timings, keys redacted", async () => {
+  test("a whole answer: both sides as sent, both models, the repair report, timings, keys redacted", async () => {
     upstream.enqueue({
       kind: "json",
       body: {
@@ -64,19 +64,25 @@ describe("traces of gateway exchanges", () => {
         usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 },
       },
     });
-    const reply = await postJson(
-      `${gateway.url}/v1/messages`,
-      { model: "m", max_tokens: 50, messages: interrupted },
-      { "x-api-key": CLIENT_KEY },
-    );
+    // Spacing and a number a parse would rewrite: the trace keeps the text as it came.
+    const sent = ` {"model": "m",  "max_tokens": 50.0, "messages": ${JSON.stringify(interrupted)}}`;
+    const reply = await postJson(`${gateway.url}/v1/messages`, sent, { "x-api-key": CLIENT_KEY });
     expect(reply.status).toBe(200);
     lastRequestId = String(reply.headers["request-id"] ?? reply.headers["x-request-id"]);
     const trace = await newestTrace();
     expect(trace.route).toBe("POST /v1/messages");
     expect(trace.provider).toBe("nim");
+    expect(trace.clientModel).toBe("m");
+    expect(trace.upstreamModel).toBe("m");
     expect(trace.status).toBe(200);
-    expect(trace.clientRequest.messages).toHaveLength(3);
-    expect(trace.upstreamRequest.messages.map((message: Json) => message.role)).toEqual([
+    expect(trace.stream).toBe(false);
+    expect(trace.inputTokens).toBe(30);
+    expect(trace.outputTokens).toBe(2);
+    expect(trace.durationMs).toBeGreaterThan(0);
+    expect(trace.clientRequest).toBe(sent.replace(CLIENT_KEY, "[redacted]"));
+    expect(trace.upstreamRequest).toBe(upstream.requests.at(-1)!.rawBody.replace(CLIENT_KEY, "[redacted]"));
+    expect(trace.clientResponse).toBe(reply.text);
+    expect(JSON.parse(trace.upstreamRequest).messages.map((message: Json) => message.role)).toEqual([
       "user",
       "assistant",
       "tool",
@@ -110,6 +116,52 @@ describe("traces of gateway exchanges", () => {
     expect(trace.clientResponse).toContain("event: message_stop");
     expect(trace.timings.firstTokenMs).toBeGreaterThan(0);
     expect(JSON.stringify(trace)).not.toContain(CLIENT_KEY);
+  });
+
+  test("a Responses exchange is traced as the others are: the body text, both sides, the tenant", async () => {
+    upstream.enqueue({
+      kind: "sse",
+      frames: openaiFrames([chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop")]),
+    });
+    const sent = ` {"model": "m",  "input": "Hi", "max_output_tokens": 50.0, "stream": true}`;
+    const streamed = await postStream(`${gateway.url}/v1/responses`, sent, { authorization: `Bearer ${CLIENT_KEY}` });
+    expect(streamed.status).toBe(200);
+    lastRequestId = String(streamed.headers["request-id"] ?? streamed.headers["x-request-id"]);
+    const trace = await newestTrace();
+    expect(trace.route).toBe("POST /v1/responses");
+    expect(trace.stream).toBe(true);
+    expect(trace.tenant).toMatch(/^key-[0-9a-f]{32}$/);
+    expect(trace.clientRequest).toBe(sent);
+    expect(trace.upstreamRequest).toBe(upstream.requests.at(-1)!.rawBody);
+    expect(JSON.parse(trace.upstreamRequest).messages).toEqual([{ role: "user", content: "Hi" }]);
+    expect(trace.upstreamResponse).toContain('"content":"Hel"');
+    expect(trace.clientResponse).toContain("event: response.completed");
+    expect(trace.clientResponse).toContain('"delta":"lo"');
+
+    upstream.enqueue({
+      kind: "json",
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: "Whole." }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
+    });
+    const whole = await postJson(
+      `${gateway.url}/v1/responses`,
+      { model: "m", input: "Hi" },
+      { "x-api-key": CLIENT_KEY },
+    );
+    expect(whole.status).toBe(200);
+    lastRequestId = String(whole.headers["request-id"] ?? whole.headers["x-request-id"]);
+    const wholeTrace = await newestTrace();
+    expect(wholeTrace.stream).toBe(false);
+    expect(wholeTrace.upstreamResponse).toContain("Whole.");
+    expect(wholeTrace.clientResponse).toBe(whole.text);
+    expect(JSON.parse(wholeTrace.clientResponse).object).toBe("response");
+    expect(JSON.stringify(trace) + JSON.stringify(wholeTrace)).not.toContain(CLIENT_KEY);
   });
 
   test("a stream's trace says what the answer could not carry to the client", async () => {

@@ -19,6 +19,7 @@ import type { RunningGateway } from "./server.js";
 const CLIENT_KEY = "sk-client-secret-0001";
 let openai: ScriptedUpstream;
 let anthropic: ScriptedUpstream;
+let responses: ScriptedUpstream;
 let gateway: RunningGateway;
 
 const chatAnswer = {
@@ -55,7 +56,34 @@ const messageEvents = [
   { type: "message_stop" },
 ];
 
+const response = {
+  id: "resp_1",
+  object: "response",
+  created_at: 1,
+  status: "completed",
+  model: "gpt-r",
+  output: [
+    {
+      id: "msg_1",
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: "ok", annotations: [] }],
+    },
+  ],
+  usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+};
+const responseEvents = [
+  { type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress", output: [] } },
+  { type: "response.completed", sequence_number: 1, response },
+];
+
 beforeAll(async () => {
+  responses = await startScriptedUpstream("openai-responses");
+  responses.fallback = (request) =>
+    (request.body as { stream?: boolean }).stream
+      ? { kind: "sse", frames: anthropicFrames(responseEvents) }
+      : { kind: "json", body: response };
   openai = await startScriptedUpstream("openai");
   openai.fallback = (request) =>
     (request.body as { stream?: boolean }).stream
@@ -72,9 +100,11 @@ beforeAll(async () => {
     providers: {
       compatible: { type: "openai", upstream: openai, apiKey: "sk-provider-openai" },
       claude: { type: "anthropic", upstream: anthropic, apiKey: "sk-provider-anthropic" },
+      responses: { type: "openai-responses", upstream: responses, apiKey: "sk-provider-responses" },
     },
     routes: [
       { match: "claude-*", provider: "claude" },
+      { match: "gpt-r*", provider: "responses" },
       { match: "*", provider: "compatible" },
     ],
     apiKeys: [CLIENT_KEY],
@@ -85,6 +115,7 @@ afterAll(async () => {
   await gateway.close();
   await openai.close();
   await anthropic.close();
+  await responses.close();
 });
 
 /** Everything a client could send, hoping some of it goes on. */
@@ -139,6 +170,7 @@ describe("an OpenAI-compatible upstream receives its key and the request, nothin
   const cases = [
     ["/v1/messages", { model: "gpt-x", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }],
     ["/v1/chat/completions", { model: "gpt-x", messages: [{ role: "user", content: "hi" }] }],
+    ["/v1/responses", { model: "gpt-x", input: "hi" }],
   ] as const;
   for (const [route, body] of cases) {
     for (const stream of [false, true]) {
@@ -176,6 +208,7 @@ describe("an Anthropic upstream receives its key, the client's betas and ?beta=t
   const cases = [
     ["/v1/messages", "/v1/messages", { max_tokens: 16, messages: [{ role: "user", content: "hi" }] }, true],
     ["/v1/chat/completions", "/v1/messages", { messages: [{ role: "user", content: "hi" }] }, false],
+    ["/v1/responses", "/v1/messages", { input: "hi" }, false],
     ["/v1/messages/count_tokens", "/v1/messages/count_tokens", { messages: [{ role: "user", content: "hi" }] }, true],
   ] as const;
   for (const [route, upstreamPath, body, anthropicRoute] of cases) {
@@ -195,6 +228,35 @@ describe("an Anthropic upstream receives its key, the client's betas and ?beta=t
           "anthropic-version": "2023-06-01",
           "anthropic-beta": "interleaved-thinking-2025-05-14",
           "content-type": "application/json",
+        });
+        expectNoClientSecret(request);
+      });
+    }
+  }
+});
+
+describe("a Responses upstream receives its key and the request, nothing of the client's", () => {
+  const cases = [
+    ["/v1/messages", { max_tokens: 16, messages: [{ role: "user", content: "hi" }] }],
+    ["/v1/chat/completions", { messages: [{ role: "user", content: "hi" }] }],
+    ["/v1/responses", { input: "hi" }],
+  ] as const;
+  for (const [route, body] of cases) {
+    for (const stream of [false, true]) {
+      test(`${route}, ${stream ? "streamed" : "whole"}`, async () => {
+        const sent = { model: "gpt-r", ...body, stream };
+        const reply = await postJson(`${gateway.url}${route}${QUERY}`, sent, CLIENT_HEADERS);
+        expect(reply.status).toBe(200);
+        const request = received(responses);
+        // No query string, even from a client of the same API: the Responses API reads none of a client's.
+        expect(request.path).toBe("/v1/responses");
+        expect(Object.keys(request.headers).sort()).toEqual(
+          [...FRAMING, "accept", "authorization", "content-type"].sort(),
+        );
+        expect(request.headers).toMatchObject({
+          authorization: "Bearer sk-provider-responses",
+          "content-type": "application/json",
+          accept: stream ? "text/event-stream" : "application/json",
         });
         expectNoClientSecret(request);
       });

@@ -1,3 +1,5 @@
+import type { TraceWriterStats } from "../store/types.js";
+
 /**
  * Prometheus text exposition, hand-written: a handful of counters and histograms do not need a client library,
  * and recording is a map update on the request path.
@@ -84,6 +86,21 @@ function escapeLabel(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 }
 
+function traceLines(traces: TraceWriterStats): string[] {
+  return [
+    "# HELP parley_traces_recorded_total Traces the store's background writer stored.",
+    "# TYPE parley_traces_recorded_total counter",
+    `parley_traces_recorded_total ${traces.recorded}`,
+    "# HELP parley_traces_dropped_total Traces not stored: the writer was behind (queue_full) or the write failed.",
+    "# TYPE parley_traces_dropped_total counter",
+    `parley_traces_dropped_total{reason="queue_full"} ${traces.dropped}`,
+    `parley_traces_dropped_total{reason="write_failed"} ${traces.failed}`,
+    "# HELP parley_trace_queue Traces waiting for the store's background writer.",
+    "# TYPE parley_trace_queue gauge",
+    `parley_trace_queue ${traces.queued}`,
+  ];
+}
+
 export class GatewayMetrics {
   readonly requests = new Counter("parley_requests_total", "HTTP requests by route and status.");
   readonly errors = new Counter("parley_errors_total", "Error responses and stream error events by error type.");
@@ -107,7 +124,8 @@ export class GatewayMetrics {
     this.openStreams--;
   }
 
-  render(): string {
+  /** With the store's trace writer counters, when there is a store. */
+  render(traces?: TraceWriterStats): string {
     return `${[
       this.requests.render(),
       this.errors.render(),
@@ -117,6 +135,7 @@ export class GatewayMetrics {
       this.retries.render(),
       "# HELP parley_open_streams Streams being answered now.\n# TYPE parley_open_streams gauge",
       `parley_open_streams ${this.openStreams}`,
+      ...(traces === undefined ? [] : traceLines(traces)),
     ].join("\n")}\n`;
   }
 }

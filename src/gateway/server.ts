@@ -4,7 +4,7 @@ import { type Logger, pino } from "pino";
 import { assertNever, isParleyError } from "../core/index.js";
 import type { ClientRoute, FormatAdapter } from "../formats/adapter.js";
 import { FORMATS, PARLEY_FORMAT } from "../formats/registry.js";
-import type { ConversationStore } from "../store/types.js";
+import type { ConversationStore, TraceRetentionPolicy } from "../store/types.js";
 import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
@@ -28,6 +28,7 @@ import {
   handleMetrics,
 } from "./routes/info.js";
 import { handleAnswer } from "./routes/messages.js";
+import { handleDeleteStoredAnswer, handleGetStoredAnswer } from "./routes/stored-answers.js";
 import type { GatewayState } from "./state.js";
 
 export interface GatewayOptions {
@@ -57,8 +58,8 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
   const logger = options.logger ?? logs!.logger;
   const secrets = Object.values(config.providers).flatMap((provider) => (provider.apiKey ? [provider.apiKey] : []));
   const metrics = new GatewayMetrics();
-  const store = options.store ?? (await openConfiguredStore(config));
   const secretValues = [...secrets, ...config.apiKeys];
+  const store = options.store ?? (await openConfiguredStore(config, secretValues));
   const catalogue = new ModelCatalogue(providers, {
     timeoutMs: DISCOVERY_TIMEOUT_MS,
     refreshMs: DISCOVERY_REFRESH_MS,
@@ -248,22 +249,28 @@ function clientRouteHandler(
       return (ctx) => handleListModels(ctx, state, format);
     case "model":
       return (ctx) => handleGetModel(ctx, state, format);
+    case "stored-answer":
+      return (ctx) => handleGetStoredAnswer(ctx, state, format);
+    case "delete-stored-answer":
+      return (ctx) => handleDeleteStoredAnswer(ctx, state, format);
     default:
       return assertNever(route.kind, "route kind");
   }
 }
 
-async function openConfiguredStore(config: GatewayConfig): Promise<ConversationStore> {
+async function openConfiguredStore(config: GatewayConfig, secrets: readonly string[]): Promise<ConversationStore> {
   const { openStore } = await import("../store/open-store.js");
-  // The configured retention, not the store's default, from the first pruning on.
-  return openStore(config.store, { traceRetention: tracePolicy(config) });
+  // The configured retention, not the store's default, from the first pruning on; the trace writer keeps it
+  // after every batch and takes the keys out of every trace.
+  return openStore(config.store, { traceRetention: tracePolicy(config), traceSecrets: secrets });
 }
 
-function tracePolicy(config: GatewayConfig): { maxAgeMs?: number; maxCount?: number } {
+function tracePolicy(config: GatewayConfig): TraceRetentionPolicy {
   const { traces } = config;
-  const policy: { maxAgeMs?: number; maxCount?: number } = {};
+  const policy: TraceRetentionPolicy = {};
   if (traces.maxAgeDays !== undefined) policy.maxAgeMs = traces.maxAgeDays * 24 * HOUR;
   if (traces.maxCount !== undefined) policy.maxCount = traces.maxCount;
+  if (traces.maxBytes !== undefined) policy.maxBytes = traces.maxBytes;
   return policy;
 }
 

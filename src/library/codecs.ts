@@ -48,4 +48,7 @@ export type * from "../formats/openai-chat/wire-types.js";
 export type { TextToolCallFormat } from "../text/text-tool-calls/index.js";
 
 /** Every format's codec by id. */
-export const codecs = { anthropic, openai } as const satisfies { readonly [Id in WireFormat]: FormatCodec };
+// The Responses format has no library module yet.
+export const codecs = { anthropic, openai } as const satisfies {
+  readonly [Id in Exclude<WireFormat, "responses">]: FormatCodec;
+};

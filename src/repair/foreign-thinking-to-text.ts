@@ -28,10 +28,14 @@ export function isForeignThinking(part: ThinkingPart, signer: WireFormat, owner?
 }
 
 function whyForeign(part: ThinkingPart, owner: string | undefined): string {
-  if (!part.signature) return "thinking without a signature (a stream cut before it was signed)";
-  if (owner !== undefined && !isOriginSignature(part.signature)) return "thinking signed by Anthropic";
-  const provider = (part.origin ?? decodeOriginSignature(part.signature))?.provider;
-  return `thinking produced by ${provider ? `provider '${provider}'` : "an OpenAI-compatible model"}`;
+  const origin = part.origin ?? decodeOriginSignature(part.signature);
+  if (!part.signature && origin?.format !== "responses")
+    return "thinking without a signature (a stream cut before it was signed)";
+  if (owner !== undefined && part.signature !== undefined && !isOriginSignature(part.signature))
+    return "thinking signed by Anthropic";
+  const provider = origin?.provider;
+  const model = origin?.format === "responses" ? "a Responses model" : "an OpenAI-compatible model";
+  return `thinking produced by ${provider ? `provider '${provider}'` : model}`;
 }
 
 export const foreignThinkingToText =

@@ -5,22 +5,27 @@ import { repair, validateFor } from "../repair/pipeline.js";
 import { anthropicTarget } from "../repair/test-support/targets.js";
 import { runFidelityContract } from "./contract-fidelity.suite.js";
 import { NotFoundError } from "./errors.js";
-import { REDACTED } from "./redact.js";
+import { DEFAULT_OWNER } from "./owner.js";
 import { messageArbitrary } from "./test-support/arbitraries.js";
 import { catalogueContract } from "./test-support/catalogue-contract.js";
 import { ownerContract } from "./test-support/owner-contract.js";
 import { answerEvents, regressionHistory } from "./test-support/regression-history.js";
-import type { ConversationStore, TraceRecord } from "./types.js";
+import { traceContract } from "./trace-contract.suite.js";
+import type { TraceWriterOptions } from "./trace-queue.js";
+import type { ConversationStore, NewStoredAnswer, StoredAnswer } from "./types.js";
 
 /**
  * The behaviour every backend must have. Each backend's test file calls this with a function that opens
  * a fresh, empty store.
  */
-export function runStoreContract(name: string, open: () => Promise<ConversationStore>): void {
+export function runStoreContract(
+  name: string,
+  open: (options?: TraceWriterOptions) => Promise<ConversationStore>,
+): void {
   describe(`${name} store contract`, () => {
     const opened: ConversationStore[] = [];
-    const fresh = async () => {
-      const store = await open();
+    const fresh = async (options?: TraceWriterOptions) => {
+      const store = await open(options);
       opened.push(store);
       return store;
     };
@@ -259,98 +264,75 @@ export function runStoreContract(name: string, open: () => Promise<ConversationS
       });
     });
 
-    runFidelityContract(fresh);
+    describe("stored answers", () => {
+      const kept = (id: string, previousId?: string): NewStoredAnswer => ({
+        id,
+        createdAt: "2026-01-02T03:04:05.678Z",
+        ...(previousId === undefined ? {} : { previousId }),
+        messages: [
+          { role: "user", parts: [{ type: "text", text: `question ${id}` }], textShorthand: true },
+          {
+            role: "assistant",
+            parts: [
+              { type: "thinking", thinking: "why", signature: "sig", origin: { format: "responses", sealed: "enc" } },
+              { type: "text", text: `answer ${id}`, extra: { responses: { annotations: [] } } },
+            ],
+          },
+        ],
+        body: { id, object: "response", output: [{ type: "message", content: [{ text: "1.0e3 \u00e9" }] }] },
+      });
+      const read = (owner: string, id: string, previousId?: string): StoredAnswer => ({
+        ...kept(id, previousId),
+        owner,
+      });
 
-    describe("traces", () => {
-      test("are recorded with keys redacted, listed newest first, and shown whole", async () => {
+      test("are read back whole, by their owner only", async () => {
         const store = await fresh();
-        const older = trace("trace-1", "2026-01-01T10:00:00.000Z");
-        const newer = trace("trace-2", "2026-01-01T10:00:05.000Z");
-        await store.recordTrace(newer);
-        await store.recordTrace(older);
-        expect(await store.listTraces()).toEqual([
-          {
-            id: "trace-2",
-            requestId: "req-trace-2",
-            createdAt: newer.createdAt,
-            route: "/v1/messages",
-            provider: "local",
-            model: "m",
-            status: 200,
-          },
-          {
-            id: "trace-1",
-            requestId: "req-trace-1",
-            createdAt: older.createdAt,
-            route: "/v1/messages",
-            provider: "local",
-            model: "m",
-            status: 200,
-          },
+        await store.saveAnswer(kept("resp_1"), { owner: "tenant-a" });
+        expect(await store.getAnswer("resp_1", { owner: "tenant-a" })).toEqual(read("tenant-a", "resp_1"));
+        expect(await store.getAnswer("resp_1", { owner: "tenant-b" })).toBeUndefined();
+        expect(await store.getAnswer("resp_1")).toBeUndefined();
+        expect(await store.getAnswer("resp_2", { owner: "tenant-a" })).toBeUndefined();
+        await expect(store.saveAnswer(kept("resp_1"), { owner: "tenant-b" })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        );
+      });
+
+      test("a call that names no owner acts for the default owner, as conversation calls do", async () => {
+        const store = await fresh();
+        await store.saveAnswer(kept("resp_1"));
+        expect(await store.getAnswer("resp_1", { owner: DEFAULT_OWNER })).toEqual(read(DEFAULT_OWNER, "resp_1"));
+        expect(await store.getAnswer("resp_1", { owner: "tenant-a" })).toBeUndefined();
+        expect(await store.deleteAnswer("resp_1")).toBe(true);
+      });
+
+      test("a chain comes back oldest first, and is cut when a link is gone or another owner's", async () => {
+        const store = await fresh();
+        const a = { owner: "a" };
+        const b = { owner: "b" };
+        await store.saveAnswer(kept("resp_1"), a);
+        await store.saveAnswer(kept("resp_2", "resp_1"), a);
+        await store.saveAnswer(kept("resp_3", "resp_2"), a);
+        await store.saveAnswer(kept("resp_x", "resp_2"), b);
+        expect(await store.answerChain("resp_3", a)).toEqual([
+          read("a", "resp_1"),
+          read("a", "resp_2", "resp_1"),
+          read("a", "resp_3", "resp_2"),
         ]);
-        expect(await store.listTraces({ limit: 1 })).toHaveLength(1);
-        const shown = (await store.getTrace("trace-1"))!;
-        expect(shown.clientRequest).toEqual({
-          headers: { "x-api-key": REDACTED, "content-type": "application/json" },
-          body: { model: "m", messages: [{ role: "user", content: "hi" }] },
-        });
-        expect(shown.upstreamRequest).toEqual({
-          headers: [["Authorization", REDACTED]],
-          url: "http://127.0.0.1:1/v1/chat/completions",
-        });
-        expect(shown.upstreamResponse).toBe(`data: {"error":"key sk-${REDACTED} is invalid"}\n\n`);
-        expect(shown.lossy).toEqual(older.lossy);
-        expect(shown.timings).toEqual(older.timings);
-        expect(JSON.stringify(shown)).not.toContain("sk-live-0123456789");
-        expect(await store.getTrace("missing")).toBeUndefined();
-      });
-
-      test("recording an id again replaces the trace", async () => {
-        const store = await fresh();
-        await store.recordTrace(trace("same", "2026-01-01T10:00:00.000Z"));
-        await store.recordTrace({ ...trace("same", "2026-01-01T10:00:00.000Z"), status: 502 });
-        expect((await store.listTraces()).map((summary) => summary.status)).toEqual([502]);
-      });
-
-      test("are pruned by count and by age", async () => {
-        const store = await fresh();
-        const now = Date.now();
-        for (let index = 0; index < 6; index++) {
-          await store.recordTrace(trace(`t${index}`, new Date(now - index * 60_000).toISOString()));
-        }
-        expect(await store.pruneTraces({ maxCount: 4 })).toBe(2);
-        expect((await store.listTraces()).map((summary) => summary.id)).toEqual(["t0", "t1", "t2", "t3"]);
-        expect(await store.pruneTraces({ maxAgeMs: 90_000 })).toBe(2);
-        expect((await store.listTraces()).map((summary) => summary.id)).toEqual(["t0", "t1"]);
-        expect(await store.pruneTraces({})).toBe(0);
+        expect(await store.answerChain("resp_x", b)).toBeUndefined();
+        expect(await store.answerChain("resp_3", b)).toBeUndefined();
+        expect(await store.deleteAnswer("resp_2", b)).toBe(false);
+        expect(await store.deleteAnswer("resp_2", a)).toBe(true);
+        expect(await store.deleteAnswer("resp_2", a)).toBe(false);
+        expect(await store.answerChain("resp_3", a)).toBeUndefined();
+        expect((await store.answerChain("resp_1", a))?.length).toBe(1);
       });
     });
-  });
-}
 
-function trace(id: string, createdAt: string): TraceRecord {
-  return {
-    id,
-    requestId: `req-${id}`,
-    createdAt,
-    route: "/v1/messages",
-    provider: "local",
-    model: "m",
-    status: 200,
-    clientRequest: {
-      headers: { "x-api-key": "sk-ant-secret-value", "content-type": "application/json" },
-      body: { model: "m", messages: [{ role: "user", content: "hi" }] },
-    },
-    upstreamRequest: {
-      headers: [["Authorization", "Bearer abcdefghijklmnop"]],
-      url: "http://127.0.0.1:1/v1/chat/completions",
-    },
-    upstreamResponse: 'data: {"error":"key sk-live-0123456789 is invalid"}\n\n',
-    clientResponse: "event: message_start\n\n",
-    lossy: [{ code: "reasoning-interleaving-flattened", message: "flattened", path: "messages[1]" }],
-    repair: [{ messageIndex: 1, code: "thinking-to-text" }],
-    timings: { totalMs: 12.5, upstreamMs: 10 },
-  };
+    runFidelityContract(fresh);
+
+    traceContract(fresh);
+  });
 }
 
 function expectIncreasing(seqs: number[]): void {

@@ -32,17 +32,18 @@ describe("openStore", () => {
 
   test("prunes traces past the retention on open, and keeps them when told to", async () => {
     const path = join(folder, "retention.db");
-    const store = await openStore(`sqlite:${path}`);
+    // Written without retention: the writer keeps it after every batch and would drop "old" at once.
+    const store = await openStore(`sqlite:${path}`, { traceRetention: false });
     const old = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000).toISOString();
     const trace = { requestId: "r", route: "/v1/messages", lossy: [], repair: [], timings: {} };
     await store.recordTrace({ ...trace, id: "old", createdAt: old });
     await store.recordTrace({ ...trace, id: "new", createdAt: new Date().toISOString() });
     await store.close();
     const kept = await openStore(`sqlite:${path}`, { traceRetention: false });
-    expect((await kept.listTraces()).map((summary) => summary.id)).toEqual(["new", "old"]);
+    expect((await kept.listTraces()).traces.map((summary) => summary.id)).toEqual(["new", "old"]);
     await kept.close();
     const pruned = await openStore(`sqlite:${path}`);
-    expect((await pruned.listTraces()).map((summary) => summary.id)).toEqual(["new"]);
+    expect((await pruned.listTraces()).traces.map((summary) => summary.id)).toEqual(["new"]);
     await pruned.close();
   });
 });

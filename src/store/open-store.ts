@@ -1,13 +1,21 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { InvalidRequestError, importOptional } from "../core/index.js";
-import { DEFAULT_TRACE_RETENTION, type TraceRetention } from "./retention.js";
+import { DEFAULT_TRACE_BYTES, DEFAULT_TRACE_RETENTION, type TraceRetention } from "./retention.js";
 import type { FlushPolicy } from "./streaming-writer.js";
+import type { TraceQueueLimits } from "./trace-queue.js";
 import type { ConversationStore } from "./types.js";
 
 export interface OpenStoreOptions {
-  /** Traces older or beyond this are pruned when the store opens; `false` keeps everything. */
+  /**
+   * Traces older or beyond this are pruned when the store opens, and the trace writer keeps to it after every
+   * batch; `maxBytes` defaults to 256 MB on disk and 32 MB for `memory:`. `false` keeps everything.
+   */
   traceRetention?: TraceRetention | false;
+  /** Replaced by `[redacted]` wherever they appear in a trace (a gateway's client and upstream keys). */
+  traceSecrets?: readonly string[];
+  /** The trace writer's queue: past these bounds a trace is dropped and counted. */
+  traceQueue?: Partial<TraceQueueLimits>;
   /** When a streamed answer is written; the default is every 50 ms or 64 events. */
   flushPolicy?: FlushPolicy;
   /** PostgreSQL pool size (default 10). */
@@ -21,8 +29,12 @@ export const STORE_URL_FORMS = "sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/
  * or `postgresql://...` (a pool shared by several gateways), `memory:`. Migrations run on open.
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<ConversationStore> {
-  const store = await openBackend(url, options);
-  const retention = options.traceRetention ?? DEFAULT_TRACE_RETENTION;
+  const given = options.traceRetention ?? DEFAULT_TRACE_RETENTION;
+  const retention =
+    given === false
+      ? false
+      : { maxBytes: isMemory(url) ? DEFAULT_TRACE_BYTES.memory : DEFAULT_TRACE_BYTES.disk, ...given };
+  const store = await openBackend(url, options, retention);
   if (retention !== false) {
     try {
       await store.pruneTraces(retention);
@@ -38,9 +50,18 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
  * Each backend and its driver load only when a URL names it: the gateway starts faster and lighter, and a library
  * user installs only the driver of the store it opens (a missing one is a `MissingPackageError` naming it).
  */
-async function openBackend(url: string, options: OpenStoreOptions): Promise<ConversationStore> {
-  const storeOptions = options.flushPolicy ? { flushPolicy: options.flushPolicy } : {};
-  if (url === "memory:" || url === "memory://") {
+async function openBackend(
+  url: string,
+  options: OpenStoreOptions,
+  retention: TraceRetention | false,
+): Promise<ConversationStore> {
+  const storeOptions = {
+    ...(options.flushPolicy ? { flushPolicy: options.flushPolicy } : {}),
+    traceRetention: retention,
+    ...(options.traceSecrets ? { traceSecrets: options.traceSecrets } : {}),
+    ...(options.traceQueue ? { traceQueue: options.traceQueue } : {}),
+  };
+  if (isMemory(url)) {
     const { MemoryStore } = await import("./memory/memory-store.js");
     return new MemoryStore(storeOptions);
   }
@@ -76,6 +97,10 @@ async function openBackend(url: string, options: OpenStoreOptions): Promise<Conv
     }
   }
   throw badUrl(url, `expected ${STORE_URL_FORMS}`);
+}
+
+function isMemory(url: string): boolean {
+  return url === "memory:" || url === "memory://";
 }
 
 function badUrl(url: string, expected: string): InvalidRequestError {

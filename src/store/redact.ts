@@ -57,6 +57,32 @@ export function redactTrace(trace: TraceRecord): TraceRecord {
   return redactValue(trace) as TraceRecord;
 }
 
+/** A JSON member under a credential name whose value is a string: `"x-api-key": "..."`. */
+const credentialMember = new RegExp(`"(${[...credentialNames].join("|")})"(\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "gi");
+
+/**
+ * A body's text with credentials replaced, as `redactValue` and `redactSecrets` would replace them in its
+ * parsed form, without parsing it: the configured secrets (also as JSON escapes them), key-shaped text, and
+ * string members under a credential name. Works on any text, JSON or an event stream.
+ */
+export function redactBodyText(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secretForms(secrets)) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+  out = redactText(out);
+  return out.replace(credentialMember, `"$1"$2"${REDACTED}"`);
+}
+
+function secretForms(secrets: readonly string[]): string[] {
+  const forms: string[] = [];
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    forms.push(secret);
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    if (escaped !== secret) forms.push(escaped);
+  }
+  return forms;
+}
+
 /**
  * A deep copy of `value` with every occurrence of the given secrets (the gateway's configured client and
  * upstream keys, whatever their shape) replaced: patterns catch keys shaped like keys, this catches the rest.

@@ -1,10 +1,6 @@
-import { redactTrace } from "./redact.js";
-import type { TraceRecord, TraceSummary } from "./types.js";
+import type { TraceRetentionPolicy } from "./types.js";
 
-export interface TraceRetention {
-  maxAgeMs?: number;
-  maxCount?: number;
-}
+export type TraceRetention = TraceRetentionPolicy;
 
 /** On by default: a week of traces, at most ten thousand. */
 export const DEFAULT_TRACE_RETENTION = {
@@ -12,30 +8,19 @@ export const DEFAULT_TRACE_RETENTION = {
   maxCount: 10_000,
 } as const satisfies TraceRetention;
 
+const MB = 1024 * 1024;
+
+/** `maxBytes` when none is given: a database file may hold more than a process's heap should. */
+export const DEFAULT_TRACE_BYTES = { disk: 256 * MB, memory: 32 * MB } as const;
+
 /**
- * The instant stored for ordering and pruning. Always `toISOString()` form, so text comparison is time
- * comparison; an unparseable `createdAt` counts as now rather than failing the write.
+ * When the bytes bound is passed while writing, the oldest traces go until this share of it is left, so that
+ * the next writes do not each prune again.
  */
-export function traceInstant(createdAt: string, now = new Date()): string {
-  const time = Date.parse(createdAt);
-  return Number.isNaN(time) ? now.toISOString() : new Date(time).toISOString();
-}
+export const BYTES_LOW_WATER = 0.9;
 
 export function ageCutoff(maxAgeMs: number, now = Date.now()): string {
   return new Date(now - maxAgeMs).toISOString();
-}
-
-export function summarizeTrace(trace: TraceRecord): TraceSummary {
-  const summary: TraceSummary = {
-    id: trace.id,
-    requestId: trace.requestId,
-    createdAt: trace.createdAt,
-    route: trace.route,
-  };
-  if (trace.provider !== undefined) summary.provider = trace.provider;
-  if (trace.model !== undefined) summary.model = trace.model;
-  if (trace.status !== undefined) summary.status = trace.status;
-  return summary;
 }
 
 export function clampLimit(limit: number | undefined, fallback = 50): number {
@@ -43,22 +28,7 @@ export function clampLimit(limit: number | undefined, fallback = 50): number {
   return Math.max(0, Math.floor(limit));
 }
 
-/**
- * A trace as the column values the SQL backends store, redacted first: id, request id, instant, route,
- * provider, model, status, and the whole record as JSON.
- */
-export function traceRowValues(
-  trace: TraceRecord,
-): [string, string, string, string, string | null, string | null, number | null, string] {
-  const redacted = redactTrace(trace);
-  return [
-    redacted.id,
-    redacted.requestId,
-    traceInstant(redacted.createdAt),
-    redacted.route,
-    redacted.provider ?? null,
-    redacted.model ?? null,
-    redacted.status ?? null,
-    JSON.stringify(redacted),
-  ];
+/** A whole-number bound, or undefined for none. */
+export function bound(value: number | undefined): number | undefined {
+  return value === undefined || !Number.isFinite(value) ? undefined : Math.max(0, Math.floor(value));
 }

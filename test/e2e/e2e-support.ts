@@ -22,7 +22,7 @@ export interface E2eWorld {
 }
 
 export interface ProviderSpec {
-  type: "openai" | "anthropic";
+  type: "openai" | "anthropic" | "openai-responses";
   preset?: string;
   reasoning?: "think-tags" | "reasoning_content" | "reasoning" | "drop";
   compat?: Record<string, unknown>;

@@ -1,9 +1,10 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { runCommand } from "./run-command.js";
 
 /**
  * The Claude Code CLI for end-to-end tests: installed on demand from npm into a cache folder outside the
@@ -65,7 +66,7 @@ export async function ensureClaudeCode(
   if (cached !== undefined && reportsVersion(cached, version)) return cached;
   mkdirSync(cacheDir, { recursive: true });
   const args = ["install", "--prefix", cacheDir, "--no-save", "--no-audit", "--no-fund", `${PACKAGE}@${version}`];
-  const install = await run("npm", args, { cwd: cacheDir, timeoutMs: 15 * 60_000 });
+  const install = await runCommand("npm", args, { cwd: cacheDir, timeoutMs: 15 * 60_000 });
   if (install.code !== 0) {
     throw new Error(
       `installing ${PACKAGE}@${version} into ${cacheDir} failed (npm exit ${install.code}):\n${install.stderr.slice(-2_000)}`,
@@ -132,7 +133,7 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
     };
     env.ANTHROPIC_BASE_URL = options.baseUrl;
     const args = ["-p", options.prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"];
-    const outcome = await run(options.binary, args, { cwd: home, env, timeoutMs: options.timeoutMs ?? 90_000 });
+    const outcome = await runCommand(options.binary, args, { cwd: home, env, timeoutMs: options.timeoutMs ?? 90_000 });
     const events = outcome.stdout
       .split("\n")
       .filter((line) => line.trim().startsWith("{"))
@@ -159,44 +160,6 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
 
 /** A port nothing listens on (discard): a connection there is refused at once. */
 const OFFLINE_PROXY = "http://127.0.0.1:9";
-
-interface Outcome {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number },
-): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => {
-      stdout += text;
-    });
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      stderr += text;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
 
 export interface ProxiedExchange {
   method: string;

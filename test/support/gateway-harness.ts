@@ -14,7 +14,7 @@ export type Json = any;
 
 export interface TestProvider {
   upstream: ScriptedUpstream;
-  type: "openai" | "anthropic";
+  type: "openai" | "anthropic" | "openai-responses";
   apiKey?: string;
   preset?: string;
   reasoning?: "think-tags" | "reasoning_content" | "reasoning" | "drop";

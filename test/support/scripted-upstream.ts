@@ -76,18 +76,25 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
-export type UpstreamKind = "openai" | "anthropic";
+export type UpstreamKind = "openai" | "anthropic" | "openai-responses";
+
+const PATHS: Record<UpstreamKind, string> = {
+  openai: "/v1/chat/completions",
+  anthropic: "/v1/messages",
+  "openai-responses": "/v1/responses",
+};
 
 /**
- * An OpenAI-compatible (`POST /v1/chat/completions`) or Anthropic (`POST /v1/messages`) server on 127.0.0.1
- * with a random port, replaying scripted replies and recording every request it receives.
+ * An OpenAI-compatible (`POST /v1/chat/completions`), Anthropic (`POST /v1/messages`) or Responses
+ * (`POST /v1/responses`) server on 127.0.0.1 with a random port, replaying scripted replies and recording every
+ * request it receives.
  */
 export async function startScriptedUpstream(kind: UpstreamKind): Promise<ScriptedUpstream> {
   const queue: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
   const abortWaiters: Array<() => void> = [];
   const sockets = new Set<import("node:net").Socket>();
-  const expectedPath = kind === "openai" ? "/v1/chat/completions" : "/v1/messages";
+  const expectedPath = PATHS[kind];
 
   const upstream: ScriptedUpstream = {
     baseUrl: "",
@@ -171,7 +178,7 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   upstream.origin = `http://127.0.0.1:${port}`;
-  upstream.baseUrl = kind === "openai" ? `${upstream.origin}/v1` : upstream.origin;
+  upstream.baseUrl = kind === "anthropic" ? upstream.origin : `${upstream.origin}/v1`;
   return upstream;
 }
 
@@ -264,7 +271,7 @@ export function framesFromSseText(text: string): string[] {
 
 /**
  * Frames from a `.chunks.jsonl` file (one event JSON per line, framing stripped): OpenAI chunks become
- * `data:` frames ending in `[DONE]`, Anthropic events get their `event:` line back from their `type`.
+ * `data:` frames ending in `[DONE]`, Anthropic and Responses events get their `event:` line back from their `type`.
  */
 export function framesFromChunksFile(path: string, kind: UpstreamKind): string[] {
   const lines = readFileSync(path, "utf8")

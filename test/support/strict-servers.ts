@@ -12,6 +12,8 @@ import type { ScriptedReply } from "./scripted-upstream.js";
  *   ('body', 'port'), 'msg': 'Extra inputs are not permitted', ...}]","type":"BadRequestError","code":400}`.
  * - Anthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"metadata.foo: Extra inputs are
  *   not permitted"}}`.
+ * - api.openai.com's Responses API: `{"error":{"message":"Unknown parameter: 'input[3].status'.","type":
+ *   "invalid_request_error","param":"input[3].status","code":"unknown_parameter"}}`, for a request field too.
  */
 export interface StrictServer {
   /** Which server this is, for messages. */
@@ -22,6 +24,8 @@ export interface StrictServer {
   message: ReadonlySet<string>;
   /** Fields of `metadata` it takes; undefined when it takes any. */
   metadata?: ReadonlySet<string>;
+  /** For a Responses API: the fields of each `input` item type it checks (others it takes as they come). */
+  items?: Readonly<Record<string, ReadonlySet<string>>>;
   /** Its 400 for the unknown fields found, by path (`messages.1.prefix`). */
   refuse(unknown: readonly UnknownField[]): ScriptedReply;
 }
@@ -138,6 +142,24 @@ function anthropicRefusal(unknown: readonly UnknownField[]): ScriptedReply {
   };
 }
 
+function responsesRefusal(unknown: readonly UnknownField[]): ScriptedReply {
+  const param = unknown[0]!.loc
+    .map((part, index) => (typeof part === "number" ? `[${part}]` : index === 0 ? part : `.${part}`))
+    .join("");
+  return {
+    kind: "error",
+    status: 400,
+    body: {
+      error: {
+        message: `Unknown parameter: '${param}'.`,
+        type: "invalid_request_error",
+        param,
+        code: "unknown_parameter",
+      },
+    },
+  };
+}
+
 const set = (...lists: string[][]) => new Set(lists.flat());
 
 /** api.openai.com. */
@@ -210,9 +232,67 @@ export const ANTHROPIC_SERVER: StrictServer = {
   refuse: anthropicRefusal,
 };
 
+/** OpenAI's Responses request fields (platform.openai.com, API reference, responses/create). */
+const RESPONSES_FIELDS = [
+  "model",
+  "input",
+  "instructions",
+  "background",
+  "conversation",
+  "include",
+  "max_output_tokens",
+  "max_tool_calls",
+  "metadata",
+  "parallel_tool_calls",
+  "previous_response_id",
+  "prompt",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "reasoning",
+  "safety_identifier",
+  "service_tier",
+  "store",
+  "stream",
+  "stream_options",
+  "temperature",
+  "text",
+  "tool_choice",
+  "tools",
+  "top_logprobs",
+  "top_p",
+  "truncation",
+  "user",
+];
+
+/**
+ * The fields of the input items a Responses provider is sent (a message's with or without `type`); a reasoning item
+ * sent back has no `status` (OpenAI refuses `input[n].status` on one).
+ */
+const RESPONSES_ITEMS: Record<string, ReadonlySet<string>> = {
+  message: set(["type", "id", "role", "content", "status", "phase"]),
+  function_call: set(["type", "id", "call_id", "name", "namespace", "arguments", "status"]),
+  function_call_output: set(["type", "id", "call_id", "output", "status"]),
+  custom_tool_call: set(["type", "id", "call_id", "name", "namespace", "input"]),
+  custom_tool_call_output: set(["type", "id", "call_id", "output"]),
+  reasoning: set(["type", "id", "summary", "content", "encrypted_content"]),
+};
+
+/** api.openai.com's Responses API. */
+export const RESPONSES_SERVER: StrictServer = {
+  name: "api.openai.com (Responses)",
+  request: set(RESPONSES_FIELDS),
+  message: set([]),
+  items: RESPONSES_ITEMS,
+  refuse: responsesRefusal,
+};
+
 /** The server a provider of this type and preset stands for in tests; undefined: one that ignores what it does not know. */
-export function strictServerFor(type: "openai" | "anthropic", preset: string | undefined): StrictServer | undefined {
+export function strictServerFor(
+  type: "openai" | "anthropic" | "openai-responses",
+  preset: string | undefined,
+): StrictServer | undefined {
   if (type === "anthropic") return ANTHROPIC_SERVER;
+  if (type === "openai-responses") return RESPONSES_SERVER;
   switch (preset) {
     case undefined:
     case "generic":
@@ -256,5 +336,16 @@ export function unknownFields(server: StrictServer, body: unknown): UnknownField
       if (!server.message.has(key)) unknown.push({ loc: ["messages", index, key], value });
     }
   });
+  if (server.items !== undefined && Array.isArray(record.input)) {
+    record.input.forEach((item, index) => {
+      if (item === null || typeof item !== "object") return;
+      const type = (item as { type?: unknown }).type ?? "message";
+      const known = typeof type === "string" ? server.items![type] : undefined;
+      if (known === undefined) return;
+      for (const [key, value] of Object.entries(item)) {
+        if (!known.has(key)) unknown.push({ loc: ["input", index, key], value });
+      }
+    });
+  }
   return unknown;
 }

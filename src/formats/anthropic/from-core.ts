@@ -267,6 +267,16 @@ export function coreToAnthropicRequest(
     body.output_config = { ...(outputConfig as object | undefined), effort: request.reasoningEffort };
   else if (outputConfig !== undefined)
     body.output_config = outputConfig as AnthropicRequestBody["output_config"] & object;
+  const format = request.responseFormat;
+  if (format?.type === "json_schema") {
+    body.output_config = { ...body.output_config, format: { type: "json_schema", schema: format.schema } };
+  } else if (format?.type === "json_object") {
+    writer.lossy.push({
+      code: "response-format-dropped",
+      message: "Anthropic has no JSON mode without a schema; the answer's format was not asked for",
+      path: "response_format",
+    });
+  }
   return { value: body, lossy: writer.lossy };
 }
 

@@ -4,11 +4,13 @@ import {
   formatPath,
   isOriginSignature,
   type Message,
+  type ReasoningField,
   type ReasoningOrigin,
   type ThinkingPart,
 } from "../../core/index.js";
 import type { ReasoningMode } from "./compat.js";
 import { type EncodeContext, encodeContentPart, openaiFieldsOf, reportOnce } from "./encode-context.js";
+import { sealedDetail } from "./sealed-reasoning.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
 type SingleField = "reasoning_content" | "reasoning";
@@ -34,6 +36,8 @@ export function assistantToOpenAI(
   let detailsSeen = false;
   const toolCalls: OpenAIToolCall[] = [];
   let signatureDropped = false;
+  /** A client's answer: reasoning another API sealed, in details that carry its envelope. */
+  const sealed: OpenAIReasoningDetail[] = [];
   /** Thinking that goes back in the field it came in (see the `extra` copies below). */
   const boundTexts = new Set<string>();
 
@@ -57,7 +61,7 @@ export function assistantToOpenAI(
         const bound =
           bindToProvider &&
           origin?.format === "openai" &&
-          origin.field !== undefined &&
+          isChatField(origin.field) &&
           origin.provider === context.provider;
         // a signature of Anthropic's, or of another Anthropic-format provider's in its envelope
         if (
@@ -65,7 +69,16 @@ export function assistantToOpenAI(
           origin?.signature !== undefined
         )
           signatureDropped = true;
-        const target = bound ? origin!.field! : mode;
+        const detail = bindToProvider || mode === "drop" ? undefined : sealedDetail(part, sealed.length);
+        if (detail !== undefined) sealed.push(detail);
+        else if (origin?.format === "responses" && origin.sealed !== undefined)
+          reportOnce(
+            context,
+            "reasoning-sealed-dropped",
+            "encrypted reasoning goes back only to the Responses provider that made it; its text was sent instead",
+            path,
+          );
+        const target = bound ? (origin!.field as ReasoningMode | "content-parts") : mode;
         if (bound) boundTexts.add(part.thinking);
         else if (bindToProvider) reportFieldChange(origin, target, path, context);
         const originDetails = bound || mode === "reasoning_details" ? detailsOf(part) : undefined;
@@ -165,7 +178,7 @@ export function assistantToOpenAI(
     const texts = fields[field];
     if (texts.length > 0) out[field] = texts.join(texts.length > 1 ? "\n\n" : "");
   }
-  if (detailsSeen) out.reasoning_details = details;
+  if (detailsSeen || sealed.length > 0) out.reasoning_details = [...details, ...sealed];
   if (interleaved) {
     context.lossy.push({
       code: "reasoning-interleaving-flattened",
@@ -182,6 +195,19 @@ export function assistantToOpenAI(
   }
   if (toolCalls.length > 0) out.tool_calls = toolCalls;
   return out;
+}
+
+/** The fields of a Chat Completions message reasoning can sit in (other formats' fields are not these). */
+const CHAT_FIELDS: ReadonlySet<string> = new Set([
+  "reasoning_content",
+  "reasoning",
+  "reasoning_details",
+  "think-tags",
+  "content-parts",
+]);
+
+function isChatField(field: ReasoningField | undefined): boolean {
+  return field !== undefined && CHAT_FIELDS.has(field);
 }
 
 /**

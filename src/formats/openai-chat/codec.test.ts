@@ -1,8 +1,16 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { InvalidRequestError, type Message } from "../../core/index.js";
+import {
+  type ConversationResponse,
+  encodeOriginSignature,
+  InvalidRequestError,
+  type Message,
+  type StreamEvent,
+} from "../../core/index.js";
 import { detectPreset, PRESETS, resolveCompat } from "./compat.js";
-import { coreToOpenAIMessages, coreToOpenAIRequest } from "./from-core.js";
+import { coreToOpenAIMessages, coreToOpenAIRequest, coreToOpenAIResponse } from "./from-core.js";
+import { openaiMessagesToCore } from "./messages-to-core.js";
+import { createOpenAIStreamEncoder } from "./stream-encoder.js";
 import { openaiRequestToCore, openaiResponseToCore } from "./to-core.js";
 import { parseOpenAIRequest } from "./validate-request.js";
 import type { OpenAIChatRequest } from "./wire-types.js";
@@ -358,5 +366,111 @@ describe("reasoning details that cannot go along", () => {
     // Back to the provider it came from, they go along and nothing is reported.
     const home = coreToOpenAIMessages(messages, { reasoning: "reasoning_content", provider: "openrouter" });
     expect(home.lossy.filter((entry) => entry.code === "reasoning-details-dropped")).toEqual([]);
+  });
+});
+
+function pick<T extends object, K extends keyof T>(value: T, key: K): Partial<Pick<T, K>> {
+  return value[key] === undefined ? {} : ({ [key]: value[key] } as Partial<Pick<T, K>>);
+}
+
+describe("reasoning another API sealed", () => {
+  const origin = {
+    format: "responses" as const,
+    provider: "openai",
+    field: "summary" as const,
+    id: "rs_1",
+    sealed: "gAAAA",
+  };
+  const sealed: ConversationResponse = {
+    id: "r",
+    model: "m",
+    message: {
+      role: "assistant",
+      parts: [
+        { type: "thinking", thinking: "first", origin },
+        { type: "text", text: "between" },
+        { type: "thinking", thinking: "second", signature: encodeOriginSignature({ ...origin, id: "rs_2" }) },
+      ],
+    },
+    stopReason: { unified: "end_turn", raw: "completed" },
+    usage: { inputTokens: 1, outputTokens: 1 },
+  };
+
+  test("reaches a Chat client in reasoning_details carrying its envelope, and comes back as the parts it was", () => {
+    const message = coreToOpenAIResponse(sealed).value.choices[0]!.message;
+    expect(message.reasoning_content).toBe("first\n\nsecond");
+    expect(message.reasoning_details).toEqual([
+      {
+        type: "reasoning.text",
+        text: "first",
+        signature: encodeOriginSignature(origin),
+        format: "parley.v1",
+        index: 0,
+      },
+      {
+        type: "reasoning.text",
+        text: "second",
+        signature: encodeOriginSignature({ ...origin, id: "rs_2" }),
+        format: "parley.v1",
+        index: 1,
+      },
+    ]);
+    const back = openaiMessagesToCore([{ role: "user", content: "q" }, message]).messages[1]!;
+    expect(back.parts.filter((part) => part.type === "thinking")).toEqual([
+      { type: "thinking", thinking: "first", signature: encodeOriginSignature(origin), origin },
+      {
+        type: "thinking",
+        thinking: "second",
+        signature: encodeOriginSignature({ ...origin, id: "rs_2" }),
+        origin: { ...origin, id: "rs_2" },
+      },
+    ]);
+  });
+
+  test("streamed, the same details come at each block's end", () => {
+    const encoder = createOpenAIStreamEncoder({ model: "m" });
+    const parts = sealed.message.parts;
+    const events: StreamEvent[] = [
+      { type: "message-start", id: "r", model: "m" },
+      // The first block's origin is known at its start, the second's only from its signature.
+      ...parts.flatMap((part, index): StreamEvent[] =>
+        part.type === "thinking"
+          ? [
+              { type: "block-start", index, part: { type: "thinking", thinking: "", ...pick(part, "origin") } },
+              { type: "thinking-delta", index, thinking: part.thinking },
+              ...(part.signature === undefined
+                ? []
+                : [{ type: "signature" as const, index, signature: part.signature }]),
+              { type: "block-end", index },
+            ]
+          : [
+              { type: "block-start", index, part: { type: "text", text: "" } },
+              { type: "text-delta", index, text: (part as { text: string }).text },
+              { type: "block-end", index },
+            ],
+      ),
+      { type: "finish", stopReason: sealed.stopReason, usage: sealed.usage },
+    ];
+    const chunks = events
+      .map((event) => encoder.encode(event))
+      .join("")
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => JSON.parse(frame.slice(6)));
+    const details = chunks.flatMap((chunk) => chunk.choices[0]?.delta?.reasoning_details ?? []);
+    expect(details).toEqual(coreToOpenAIResponse(sealed).value.choices[0]!.message.reasoning_details);
+  });
+
+  test("to a Chat provider only its text goes, and the sealed content's loss is reported", () => {
+    const { value, lossy } = coreToOpenAIMessages(
+      [{ role: "user", parts: [{ type: "text", text: "q" }] }, sealed.message],
+      {
+        reasoning: "reasoning_content",
+        provider: "openai",
+      },
+    );
+    expect(JSON.stringify(value)).not.toContain("gAAAA");
+    expect(JSON.stringify(value)).not.toContain("parley.v1");
+    expect(lossy).toContainEqual(expect.objectContaining({ code: "reasoning-sealed-dropped" }));
   });
 });

@@ -9,6 +9,8 @@ import { parseOpenAIRequest } from "./validate-request.js";
 /** A history of OpenAI chat messages: `tool` messages gather into the user message they answer for, and back. */
 export const openaiChatHistory: HistoryCodec = {
   recognizes(message) {
+    // A chat message has no item type: `{"type": "message", "role": "developer"}` is a Responses item.
+    if (typeof message.type === "string") return false;
     if (typeof message.role === "string" && OPENAI_ONLY_ROLES.has(message.role)) return true;
     if (OPENAI_ONLY_FIELDS.some((field) => field in message)) return true;
     const content = message.content;

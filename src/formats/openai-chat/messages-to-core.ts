@@ -14,6 +14,7 @@ import { mergeThinkSegments, splitThinkTags, type ThinkSegment } from "../../tex
 import type { MessageSource } from "../adapter.js";
 import { contentPartToCore, isRecord, toolContentPartToCore, withExtra } from "./content-to-core.js";
 import { reasoningDetailsText } from "./reasoning-details.js";
+import { sealedThinking } from "./sealed-reasoning.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "./wire-types.js";
 
 export type { MessageSource } from "../adapter.js";
@@ -138,6 +139,9 @@ function assistantToCore(message: OpenAIMessage, index: number, lossy: LossyEntr
   const { role: _role, content, tool_calls, reasoning_content, reasoning, reasoning_details, ...extra } = message;
   const parts: Part[] = [];
   const details = Array.isArray(reasoning_details) ? reasoning_details : undefined;
+  // Reasoning Parley gave this client sealed comes back as the parts it was, each with its origin.
+  const sealed = details === undefined ? undefined : sealedThinking(details);
+  if (sealed !== undefined) return assistantWithSealed(message, sealed, index, lossy);
   let detailsTaken = false;
   if (typeof reasoning_content === "string") {
     parts.push(thinking(reasoning_content, "reasoning_content", details));
@@ -175,6 +179,31 @@ function assistantToCore(message: OpenAIMessage, index: number, lossy: LossyEntr
   const core: Message = { role: "assistant", parts };
   if (textShorthand) core.textShorthand = true;
   return withExtra(core, extra);
+}
+
+/**
+ * An assistant message whose reasoning is all sealed details: the details are its thinking, and a reasoning field
+ * that only repeats their text (as Parley writes it) adds nothing.
+ */
+function assistantWithSealed(
+  message: OpenAIMessage,
+  sealed: ThinkingPart[],
+  index: number,
+  lossy: LossyEntry[],
+): Message {
+  const joined = sealed.map((part) => part.thinking).join("\n\n");
+  const { reasoning_details: _details, reasoning_content, reasoning, ...rest } = message;
+  const repeated = (value: unknown) => value === undefined || value === joined;
+  const core = assistantToCore(
+    {
+      ...rest,
+      ...(repeated(reasoning_content) ? {} : { reasoning_content }),
+      ...(repeated(reasoning) ? {} : { reasoning }),
+    } as OpenAIMessage,
+    index,
+    lossy,
+  );
+  return { ...core, parts: [...sealed, ...core.parts] };
 }
 
 function thinking(text: string, field: ReasoningField, details: unknown[] | undefined): ThinkingPart {

@@ -1,4 +1,4 @@
-import type { ConversationRequest, ToolChoice, ToolDefinition } from "../../core/index.js";
+import type { ConversationRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
 import { type EncodeContext, openaiFieldsOf, presetTakes, reportOnce } from "./encode-context.js";
 import { sharedElementField } from "./fields.js";
@@ -59,9 +59,19 @@ export function requestFieldsToOpenAI(
     body.stream_options = { ...existing, include_usage: true };
   }
   if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort;
+  if (request.responseFormat !== undefined && body.response_format === undefined)
+    body.response_format = responseFormatToOpenAI(request.responseFormat);
   if (request.userId !== undefined) body.user = request.userId;
   if (request.thinking !== undefined) applyThinkingSwitch(request, body, compat, context);
   return body;
+}
+
+function responseFormatToOpenAI(format: ResponseFormat): Record<string, unknown> {
+  if (format.type !== "json_schema") return { type: format.type };
+  const schema: Record<string, unknown> = { name: format.name ?? "response", schema: format.schema };
+  if (format.strict !== undefined) schema.strict = format.strict;
+  if (format.description !== undefined) schema.description = format.description;
+  return { type: "json_schema", json_schema: schema };
 }
 
 function toolToOpenAI(tool: ToolDefinition, index: number, context: EncodeContext): OpenAIFunctionTool[] {

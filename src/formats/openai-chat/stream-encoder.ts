@@ -1,7 +1,8 @@
-import { assertNever, type StreamEvent } from "../../core/index.js";
+import { assertNever, type StreamEvent, type ThinkingPart } from "../../core/index.js";
 import { randomHex } from "../../core/portable.js";
 import type { ReasoningMode } from "./compat.js";
 import { finishReasonFor } from "./map-finish-reason.js";
+import { sealedDetail } from "./sealed-reasoning.js";
 import { usageToOpenAI } from "./usage.js";
 import type { OpenAIChatChunk, OpenAIDelta } from "./wire-types.js";
 
@@ -38,6 +39,12 @@ class StreamEncoder implements OpenAIStreamEncoder {
   /** Tool blocks whose arguments have not gone out yet: their input from the block's start. */
   private readonly toolsWithoutArguments = new Map<number, unknown>();
   private readonly thinkingBlocks = new Set<number>();
+  /**
+   * Thinking blocks as they come (text, origin, signature), for the detail that carries the reasoning another API
+   * sealed (see sealed-reasoning): whether a block is such is known at its start or only from its signature.
+   */
+  private readonly sealedBlocks = new Map<number, ThinkingPart>();
+  private sealedCount = 0;
   /** Thinking blocks started so far: in one reasoning field they are joined by a blank line, as whole answers are. */
   private thinkingCount = 0;
   private toolCount = 0;
@@ -70,6 +77,7 @@ class StreamEncoder implements OpenAIStreamEncoder {
         }
         if (part.type === "thinking") {
           this.thinkingBlocks.add(event.index);
+          if (this.mode !== "drop") this.sealedBlocks.set(event.index, { ...part });
           const separated =
             this.thinkingCount++ > 0 && (this.mode === "reasoning_content" || this.mode === "reasoning");
           const opening =
@@ -81,8 +89,11 @@ class StreamEncoder implements OpenAIStreamEncoder {
       }
       case "text-delta":
         return event.text === "" ? "" : this.chunk({ content: event.text });
-      case "thinking-delta":
+      case "thinking-delta": {
+        const sealed = this.sealedBlocks.get(event.index);
+        if (sealed !== undefined) sealed.thinking += event.thinking;
         return event.thinking === "" ? "" : this.thinking(event.thinking);
+      }
       case "tool-input-delta": {
         const toolIndex = this.toolIndexes.get(event.index);
         if (toolIndex === undefined || event.partialJson === "") return "";
@@ -91,10 +102,13 @@ class StreamEncoder implements OpenAIStreamEncoder {
       }
       case "block-end":
         if (this.toolsWithoutArguments.has(event.index)) return this.wholeArguments(event.index);
-        if (this.thinkingBlocks.delete(event.index) && this.mode === "think-tags")
-          return this.chunk({ content: "</think>" });
+        if (this.thinkingBlocks.delete(event.index)) return this.sealed(event.index);
         return "";
-      case "signature":
+      case "signature": {
+        const sealed = this.sealedBlocks.get(event.index);
+        if (sealed !== undefined) sealed.signature = event.signature;
+        return "";
+      }
       case "opaque-delta":
         return "";
       case "finish": {
@@ -128,6 +142,16 @@ class StreamEncoder implements OpenAIStreamEncoder {
     const toolIndex = this.toolIndexes.get(blockIndex)!;
     const args = JSON.stringify(input ?? {});
     return this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: args } }] });
+  }
+
+  /** A thinking block's end: the closing tag, and the sealed detail of reasoning another API sealed. */
+  private sealed(blockIndex: number): string {
+    const close = this.mode === "think-tags" ? this.chunk({ content: "</think>" }) : "";
+    const part = this.sealedBlocks.get(blockIndex);
+    if (part === undefined) return close;
+    this.sealedBlocks.delete(blockIndex);
+    const detail = sealedDetail(part, this.sealedCount++);
+    return detail === undefined ? close : close + this.chunk({ reasoning_details: [detail] });
   }
 
   private thinking(text: string): string {

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
+import { buildProviders } from "../exchange/providers.js";
 import { ConfigError, loadConfig } from "./load.js";
 import { globMatches, resolveRoute } from "./routing.js";
 
@@ -209,6 +210,22 @@ describe("the documented configuration", () => {
       preset: "ollama",
       fromFlags: true,
     });
+  });
+});
+
+describe("an openai-responses provider", () => {
+  test("comes from --upstream-type or PARLEY_UPSTREAM_TYPE, its settings checked before listening", () => {
+    const flags = { upstream: "https://api.openai.com/v1", upstreamType: "openai-responses" };
+    expect(loadConfig(flags, {}, files({})).providers.default).toMatchObject({
+      type: "openai-responses",
+      baseUrl: "https://api.openai.com/v1",
+    });
+    const fromEnv = loadConfig({}, { PARLEY_UPSTREAM_TYPE: "openai-responses" }, files({}));
+    expect(fromEnv.providers.default?.type).toBe("openai-responses");
+    expect(buildProviders(fromEnv).default?.connection.endpoint).toBe("http://127.0.0.1:11434/v1/responses");
+    // Its own reasoning goes back as its items; what it did not make goes as text or nowhere.
+    const mode = loadConfig({ ...flags, reasoning: "reasoning_content" }, {}, files({}));
+    expect(() => buildProviders(mode)).toThrow(expect.objectContaining({ key: "providers.default.reasoning" }));
   });
 });
 

@@ -259,6 +259,8 @@ export function buildConfig(
       enabled: file.traces?.enabled ?? true,
       ...(file.traces?.maxAgeDays === undefined ? { maxAgeDays: 30 } : { maxAgeDays: file.traces.maxAgeDays }),
       ...(file.traces?.maxCount === undefined ? { maxCount: 10_000 } : { maxCount: file.traces.maxCount }),
+      // Without it, the store's own default: 256 MB on disk, 32 MB for memory:.
+      ...(file.traces?.maxBytes === undefined ? {} : { maxBytes: file.traces.maxBytes }),
       maxBodyBytes: file.traces?.maxBodyBytes ?? 256 * 1024,
     },
     logLevel: file.logLevel ?? logLevelFromEnv(env.PARLEY_LOG_LEVEL) ?? "info",

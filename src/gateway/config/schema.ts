@@ -126,7 +126,9 @@ export const fileConfigSchema = strictObject({
       enabled: optional(boolean()),
       maxAgeDays: optional(number().check(positive())),
       maxCount: optional(int().check(positive())),
-      /** Bytes of each body kept in a trace. */
+      /** Bytes all stored traces may take; the oldest go first. */
+      maxBytes: optional(int().check(positive())),
+      /** Bytes of each response body kept in a trace. */
       maxBodyBytes: optional(int().check(positive())),
     }),
   ),

@@ -57,6 +57,6 @@ export interface GatewayConfig {
     answerMs: number;
   };
   retries: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
-  traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBodyBytes: number };
+  traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBytes?: number; maxBodyBytes: number };
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }

@@ -3,6 +3,7 @@ import type { Context } from "../http/context.js";
 import { formatLossyHeader, responseLossyEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
 import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, withInputEstimate } from "./exchange.js";
+import { encodeOptions } from "./plan.js";
 
 /**
  * A non-streamed answer: one upstream call, one conversion, one write. `beforeSend` (a stateful turn storing the
@@ -42,7 +43,7 @@ export async function answerOnce(
     // Same API both sides: the upstream's answer goes back as it came.
     body = passthrough.response(json, request.clientModel, provider.connection.signatureOwner);
   } else {
-    const encoded = request.format.client.encodeResponse(core);
+    const encoded = request.format.client.encodeResponse(core, encodeOptions(request));
     body = encoded.value;
     responseLossy.push(...encoded.lossy);
   }

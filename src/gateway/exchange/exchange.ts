@@ -1,4 +1,5 @@
 import {
+  type ConversationResponse,
   type ErrorType,
   isErrorType,
   type StreamError,
@@ -26,6 +27,8 @@ export interface Exchange {
   conversationId?: string;
   /** What converting the request and repairing the history reported, for `x-parley-lossy`. */
   lossy: LossyHeaderEntry[];
+  /** Keeps a finished answer (the client's `store`), before the client sees its end. */
+  keepAnswer?: (answer: ConversationResponse) => Promise<void>;
   /** The input-token estimate, computed at most once and only when the upstream gives none. */
   estimateInputTokens(): number;
   trace: {

@@ -1,5 +1,5 @@
 import type { ConversationRequest, LossyEntry } from "../../core/index.js";
-import type { FormatAdapter } from "../../formats/adapter.js";
+import type { AnswerState, ClientEncodeOptions, FormatAdapter } from "../../formats/adapter.js";
 import { type RepairEntry, repair } from "../../repair/index.js";
 import type { ProviderRuntime } from "./providers.js";
 
@@ -21,6 +21,20 @@ export interface ClientRequest {
   lossy: LossyEntry[];
   /** The client asked for usage at the end of its stream. */
   includeUsage?: boolean;
+  /** The id the answer is kept under (its client sees it), when it is kept, and when it began. */
+  answerId?: string;
+  createdAt?: number;
+  /** The stored answer the request continued, and whether its answer is kept. */
+  state?: AnswerState;
+}
+
+/** What the client's encoder needs beside the answer: the request (its tools, its settings), the id, the state. */
+export function encodeOptions(request: ClientRequest): ClientEncodeOptions {
+  const options: ClientEncodeOptions = { request: request.core };
+  if (request.answerId !== undefined) options.answerId = request.answerId;
+  if (request.createdAt !== undefined) options.createdAt = request.createdAt;
+  if (request.state !== undefined) options.state = request.state;
+  return options;
 }
 
 export interface UpstreamPlan {

@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
-import { type Message, ParleyError } from "../../core/index.js";
-import { redactSecrets } from "../../store/redact.js";
-import type { MessageSource, TraceRecord } from "../../store/types.js";
+import { type ConversationResponse, type Message, ParleyError } from "../../core/index.js";
+import type { MessageSource } from "../../store/types.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
 import { routeRequest } from "../models/route-request.js";
@@ -10,6 +8,7 @@ import { explainUpstreamFailure } from "../upstream-hints.js";
 import { answerOnce } from "./answer-once.js";
 import type { Exchange } from "./exchange.js";
 import { type ClientRequest, planUpstream } from "./plan.js";
+import { recordTrace } from "./record-trace.js";
 import { streamAnswer } from "./stream-answer.js";
 
 export interface ExchangeOptions {
@@ -23,8 +22,10 @@ export interface ExchangeOptions {
   newMessages?: Message[];
   /** Each new message's JSON as the client sent it, stored beside it (read back byte for byte). */
   newMessageSources?: ReadonlyArray<MessageSource | undefined> | undefined;
-  /** The client's body as received, for the trace. */
-  clientBody: unknown;
+  /** The client's body text as received, for the trace. */
+  clientBodyText: string;
+  /** Keeps the finished answer for later turns (the client's `store`), before the client sees its end. */
+  keepAnswer?: (answer: ConversationResponse) => Promise<void>;
 }
 
 /** Routes a client request to its provider, answers it (streamed or not), persists and traces it. */
@@ -64,6 +65,7 @@ export async function runExchange(
       timings: { planMs: performance.now() - ctx.startedAt },
     },
   };
+  if (options.keepAnswer !== undefined) exchange.keepAnswer = options.keepAnswer;
   const { conversationId } = options;
   if (conversationId !== undefined) {
     exchange.conversationId = conversationId;
@@ -89,16 +91,20 @@ export async function runExchange(
         return store!.startMessage(conversationId, "assistant", { owner });
       });
     } else {
+      const keepAnswer = exchange.keepAnswer;
       await answerOnce(
         ctx,
         state,
         exchange,
         headers,
-        conversationId === undefined
+        conversationId === undefined && keepAnswer === undefined
           ? undefined
           : async (answer) => {
-              const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
-              await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+              if (conversationId !== undefined) {
+                const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
+                await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+              }
+              await keepAnswer?.(answer);
             },
       );
     }
@@ -108,35 +114,6 @@ export async function runExchange(
     status = explained instanceof ParleyError ? explained.status : 500;
     throw explained;
   } finally {
-    recordTrace(ctx, state, exchange, options.clientBody, status);
+    recordTrace(ctx, state, exchange, options.clientBodyText, status);
   }
-}
-
-function recordTrace(
-  ctx: Context,
-  state: GatewayState,
-  exchange: Exchange,
-  clientBody: unknown,
-  status: number | undefined,
-): void {
-  if (!state.config.traces.enabled || state.store === undefined) return;
-  const trace: TraceRecord = {
-    id: `trace_${randomUUID().replaceAll("-", "")}`,
-    requestId: ctx.requestId,
-    createdAt: new Date().toISOString(),
-    route: ctx.route,
-    provider: exchange.provider.config.name,
-    model: exchange.upstreamModel,
-    clientRequest: clientBody,
-    upstreamRequest: exchange.plan.body,
-    upstreamResponse: exchange.trace.upstreamResponse,
-    clientResponse: exchange.trace.clientResponse,
-    lossy: [...exchange.request.lossy, ...exchange.plan.lossy, ...exchange.trace.responseLossy],
-    repair: exchange.plan.repair,
-    timings: { ...exchange.trace.timings, totalMs: performance.now() - ctx.startedAt },
-  };
-  if (status !== undefined) trace.status = status;
-  state.store.recordTrace(redactSecrets(trace, state.secrets)).catch((error: unknown) => {
-    state.logger.warn({ requestId: ctx.requestId, err: (error as Error).message }, "trace not recorded");
-  });
 }

@@ -7,6 +7,7 @@ import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
 import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange } from "./exchange.js";
+import { encodeOptions } from "./plan.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
 
@@ -38,6 +39,7 @@ export async function streamAnswer(
         state,
         exchange,
         request.format.client.streamEncoder({
+          ...encodeOptions(request),
           model: request.clientModel,
           includeUsage: request.includeUsage ?? false,
         }),

@@ -1,4 +1,4 @@
-import type { StreamError, StreamEvent } from "../../core/index.js";
+import type { ConversationResponse, StreamError, StreamEvent } from "../../core/index.js";
 import { isParleyError, type ParleyError, type UpstreamError } from "../../core/index.js";
 import type { ClientStreamEncoder } from "../../formats/adapter.js";
 import type { StreamingMessageWriter } from "../../store/types.js";
@@ -7,6 +7,7 @@ import { type Cancellation, redactSecrets, upstreamErrorForFailure } from "../..
 import type { Context } from "../http/context.js";
 import type { GatewayState, OpenStream } from "../state.js";
 import { appendCapped, type Exchange, streamErrorToUpstreamError, withInputEstimate } from "./exchange.js";
+import { encodeOptions } from "./plan.js";
 
 const HOLD_EXPIRED = Symbol("hold-expired");
 
@@ -23,7 +24,10 @@ export class StreamRelay {
   private lastWriteAt = performance.now();
   private pingTimer: NodeJS.Timeout | undefined;
   private store: StreamingMessageWriter | undefined;
-  /** With traces on, the answer as the client gets it, to record what its format could not carry. */
+  /**
+   * The answer as the client gets it: with traces on, to record what its format could not carry; for an answer
+   * kept for later turns, to keep.
+   */
   private answer: Accumulator | undefined;
   /** Events sent before the store's writer is known; dropped once it is (a stateless turn has none). */
   private pendingForStore: StreamEvent[] | undefined = [];
@@ -46,7 +50,7 @@ export class StreamRelay {
     private readonly headers: Record<string, string>,
     private readonly tracing: boolean,
   ) {
-    if (tracing) this.answer = createAccumulator();
+    if (tracing || exchange.keepAnswer !== undefined) this.answer = createAccumulator();
   }
 
   /** Counts the stream as open (metrics, and graceful shutdown ends it); once, however often it is called. */
@@ -150,11 +154,15 @@ export class StreamRelay {
     if (!this.sawFinish && !this.sawError) {
       this.writeError({ type: "api_error", message: "upstream ended the stream before the answer was complete" });
     }
-    this.recordAnswerLossy();
+    // The answer as the client got it, folded once: for its trace and for keeping it.
+    const answer = this.answer?.snapshot();
+    this.answer = undefined;
+    if (answer !== undefined && this.tracing) this.recordAnswerLossy(answer);
     // A stateful turn's answer is complete in the store before the client sees the end of the stream, so
     // that a next turn sent at once finds it.
     this.stopPings();
     await this.closeStore();
+    if (answer !== undefined && this.sawFinish && !this.sawError) await this.keepAnswer(answer);
     this.end();
   }
 
@@ -192,7 +200,11 @@ export class StreamRelay {
     if (this.answer !== undefined) this.traceEvent(patched);
     if (this.store) this.store.push(patched);
     else this.pendingForStore?.push(patched);
-    if (patched.type === "finish" && this.exchange.conversationId !== undefined) this.tail = "";
+    if (
+      patched.type === "finish" &&
+      (this.exchange.conversationId !== undefined || this.exchange.keepAnswer !== undefined)
+    )
+      this.tail = "";
     return this.write(this.encoder.encode(patched));
   }
 
@@ -278,13 +290,18 @@ export class StreamRelay {
     }
   }
 
-  private recordAnswerLossy(): void {
-    const answer = this.answer;
-    if (answer === undefined) return;
-    this.answer = undefined;
+  private async keepAnswer(answer: ConversationResponse): Promise<void> {
     try {
-      const client = this.exchange.request.format.client;
-      this.exchange.trace.responseLossy = client.streamedAnswerLossy(answer.snapshot());
+      await this.exchange.keepAnswer?.(answer);
+    } catch (error) {
+      this.state.logger.error({ requestId: this.ctx.requestId, err: (error as Error).message }, "answer not kept");
+    }
+  }
+
+  private recordAnswerLossy(answer: ConversationResponse): void {
+    try {
+      const request = this.exchange.request;
+      this.exchange.trace.responseLossy = request.format.client.streamedAnswerLossy(answer, encodeOptions(request));
     } catch (error) {
       // The trace must never break the stream it describes.
       this.state.logger.warn({ requestId: this.ctx.requestId, err: (error as Error).message }, "answer not traced");

@@ -93,7 +93,7 @@ export async function handleHello(ctx: Context): Promise<void> {
 }
 
 export async function handleMetrics(ctx: Context, state: GatewayState): Promise<void> {
-  const text = state.metrics.render();
+  const text = state.metrics.render(state.store?.traceStats());
   ctx.res.writeHead(200, {
     "content-type": "text/plain; version=0.0.4; charset=utf-8",
     "content-length": Buffer.byteLength(text),

@@ -1,6 +1,7 @@
-import { type Message, ParleyError } from "../../core/index.js";
-import type { ClientRoute, FormatAdapter } from "../../formats/adapter.js";
+import { type ConversationResponse, InvalidRequestError, type Message, ParleyError } from "../../core/index.js";
+import type { AnswerState, ClientRequestRead, ClientRoute, FormatAdapter } from "../../formats/adapter.js";
 import { messageSources } from "../exchange/message-sources.js";
+import { encodeOptions } from "../exchange/plan.js";
 import { runExchange } from "../exchange/run.js";
 import { expectObject, readJsonBodyText } from "../http/body.js";
 import type { Context } from "../http/context.js";
@@ -10,7 +11,8 @@ export const CONVERSATION_HEADER = "x-parley-conversation-id";
 
 /**
  * A conversation turn in the client's API (`POST /v1/messages`, `POST /v1/chat/completions`...), to whichever
- * provider the model routes to; stateful with the conversation header, on a route that takes it.
+ * provider the model routes to; stateful with the conversation header, on a route that takes it, or with the
+ * stored answers of an API that has them (`previous_response_id`, `store`).
  */
 export async function handleAnswer(
   ctx: Context,
@@ -29,35 +31,78 @@ export async function handleAnswer(
     if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${conversationId}' not found`);
     history = stored.map((entry) => entry.message);
   }
+  const answers = await storedAnswers(ctx, state, format, converted);
+  history = [...history, ...answers.history];
   const core =
     history.length === 0
       ? converted.value
       : { ...converted.value, messages: [...history, ...converted.value.messages] };
-  await runExchange(
-    ctx,
-    state,
-    {
-      format,
-      clientModel: converted.value.model,
-      stream: converted.value.stream === true,
-      core,
-      raw,
-      rawText: text,
-      historyCount: history.length,
-      lossy: converted.lossy,
-      ...(converted.includeUsage === undefined ? {} : { includeUsage: converted.includeUsage }),
-    },
-    {
-      clientBody: raw,
-      ...(conversationId === undefined
-        ? {}
-        : {
-            conversationId,
-            newMessages: converted.value.messages,
-            newMessageSources: messageSources(format.id, text, converted.value.messages.length).sources,
-          }),
-    },
-  );
+  const request = {
+    format,
+    clientModel: converted.value.model,
+    stream: converted.value.stream === true,
+    core,
+    raw,
+    rawText: text,
+    historyCount: history.length,
+    lossy: converted.lossy,
+    ...(converted.includeUsage === undefined ? {} : { includeUsage: converted.includeUsage }),
+    ...(answers.state === undefined ? {} : { state: answers.state }),
+    ...(answers.id === undefined ? {} : { answerId: answers.id, createdAt: Math.floor(Date.now() / 1000) }),
+  };
+  const keep = answers.id;
+  await runExchange(ctx, state, request, {
+    clientBodyText: text,
+    ...(conversationId === undefined
+      ? {}
+      : {
+          conversationId,
+          newMessages: converted.value.messages,
+          newMessageSources: messageSources(format.id, text, converted.value.messages.length).sources,
+        }),
+    ...(keep === undefined
+      ? {}
+      : {
+          keepAnswer: async (answer: ConversationResponse) => {
+            await state.store!.saveAnswer(
+              {
+                id: keep,
+                createdAt: new Date().toISOString(),
+                ...(answers.state?.previous === undefined ? {} : { previousId: answers.state.previous }),
+                messages: [...converted.value.messages, answer.message],
+                body: format.client.encodeResponse(answer, encodeOptions(request)).value,
+              },
+              { owner: ctx.tenant },
+            );
+          },
+        }),
+  });
+}
+
+/**
+ * The stored answers a request involves: the history of the one it continues (the whole chain, its owner's own
+ * only) and, when its answer is to be kept, the id that answer gets. Without a store nothing is kept.
+ */
+async function storedAnswers(
+  ctx: Context,
+  state: GatewayState,
+  format: FormatAdapter,
+  converted: ClientRequestRead,
+): Promise<{ history: Message[]; state?: AnswerState; id?: string }> {
+  const asked = converted.state;
+  const stored = format.client.stored;
+  if (asked === undefined || stored === undefined) return { history: [] };
+  let history: Message[] = [];
+  if (asked.previous !== undefined) {
+    if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
+    const chain = await state.store.answerChain(asked.previous, { owner: ctx.tenant });
+    if (chain === undefined) throw new InvalidRequestError(stored.notFound(asked.previous), stored.previousParam);
+    history = chain.flatMap((answer) => answer.messages);
+  }
+  const kept = asked.kept && state.store !== undefined;
+  const answerState: AnswerState = { kept };
+  if (asked.previous !== undefined) answerState.previous = asked.previous;
+  return { history, state: answerState, ...(kept ? { id: stored.newId() } : {}) };
 }
 
 function headerValue(ctx: Context, name: string): string | undefined {

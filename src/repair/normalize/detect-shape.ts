@@ -29,13 +29,17 @@ export function detectShape(entry: unknown): Detected {
   const record = entry as Record<string, unknown>;
   if (typeof record.type === "string" && !("role" in record) && claudeCodeKeys.some((key) => key in record))
     return { shape: "claude-code" };
-  if ("input" in record && !("role" in record)) return { shape: "orchestrator" };
-  if (!("role" in record)) {
-    return { error: "no `role` (a message), `input` (an orchestrator entry) or `type`+`uuid` (a Claude Code record)" };
-  }
-  if (typeof record.role !== "string") return { error: "`role` must be a string" };
+  // A format's own marks first: some of its entries have no role (a Responses call or its output).
   const marked = BY_MARKS.find((format) => format.history.recognizes?.(record));
   if (marked !== undefined) return { shape: marked.id };
+  if ("input" in record && !("role" in record)) return { shape: "orchestrator" };
+  if (!("role" in record)) {
+    return {
+      error:
+        "no `role` (a message), item `type` (a Responses item), `input` (an orchestrator entry) or `type`+`uuid` (a Claude Code record)",
+    };
+  }
+  if (typeof record.role !== "string") return { error: "`role` must be a string" };
   if (typeof record.content === "string" || Array.isArray(record.content))
     return { shape: "timestamp" in record ? "plain" : PARLEY_FORMAT };
   return { error: "`content` must be a string or an array of blocks" };

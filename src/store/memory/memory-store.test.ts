@@ -1,4 +1,4 @@
 import { runStoreContract } from "../contract.suite.js";
 import { MemoryStore } from "./memory-store.js";
 
-runStoreContract("memory", async () => new MemoryStore());
+runStoreContract("memory", async (options) => new MemoryStore(options));

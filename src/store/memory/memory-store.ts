@@ -1,25 +1,33 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { checkMetadata, listQuery, metadataMatches } from "../catalogue.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
-import { redactTrace } from "../redact.js";
-import { ageCutoff, clampLimit, summarizeTrace, traceInstant } from "../retention.js";
+import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
   AppendOptions,
   ConversationStore,
   ConversationSummary,
   CreateOptions,
   ListConversationsOptions,
+  NewStoredAnswer,
   OwnerOptions,
+  StoredAnswer,
   StoredConversation,
   StoredMessage,
   StreamingMessageWriter,
+  TracePage,
+  TraceQuery,
   TraceRecord,
-  TraceSummary,
+  TraceRetentionPolicy,
+  TraceUsage,
+  TraceWriterStats,
 } from "../types.js";
+import { MemoryTraces } from "./traces.js";
 
 /** Rows as the SQL backends hold them: JSON text, so the memory store proves the same byte-equality. */
 interface MessageRow {
@@ -40,22 +48,25 @@ interface ConversationRow {
   messages: MessageRow[];
 }
 
-interface TraceRow {
-  order: number;
-  instant: string;
-  record: string;
-  summary: TraceSummary;
-}
-
 /** `memory:` — for tests and throwaway gateways; everything is gone when the process ends. */
 export class MemoryStore implements ConversationStore {
   private readonly conversations = new Map<string, ConversationRow>();
-  private readonly traces = new Map<string, TraceRow>();
-  private traceOrder = 0;
+  private readonly traces: MemoryTraces;
+  private readonly traceQueue: TraceQueue;
+  private readonly answers = new Map<string, AnswerRow>();
   private readonly flushPolicy: FlushPolicy | undefined;
 
-  constructor(options: { flushPolicy?: FlushPolicy } = {}) {
+  constructor(options: { flushPolicy?: FlushPolicy } & TraceWriterOptions = {}) {
     this.flushPolicy = options.flushPolicy;
+    const retention = writerRetention(options.traceRetention, DEFAULT_TRACE_BYTES.memory);
+    this.traces = new MemoryTraces(retention, options.traceSecrets ?? []);
+    // Deferred to a timer, so that chunking runs after the response rather than on the request path.
+    const traces = this.traces;
+    // Small batches: here a batch is held in the heap until it is written, and there is no commit to share.
+    this.traceQueue = new TraceQueue(
+      { write: (batch) => traces.write(batch) },
+      { batchTraces: 64, delayMs: 20, ...options.traceQueue },
+    );
   }
 
   async createConversation(options: CreateOptions = {}): Promise<{ id: string }> {
@@ -155,44 +166,57 @@ export class MemoryStore implements ConversationStore {
     return this.owned(id, options) !== undefined && this.conversations.delete(id);
   }
 
-  async recordTrace(trace: TraceRecord): Promise<void> {
-    const redacted = redactTrace(trace);
-    const instant = traceInstant(redacted.createdAt);
-    this.traces.set(trace.id, {
-      order: this.traceOrder++,
-      instant,
-      record: JSON.stringify(redacted),
-      // Listed by the normalized instant, as the SQL backends list their indexed column.
-      summary: { ...summarizeTrace(redacted), createdAt: instant },
-    });
+  recordTrace(trace: TraceRecord): Promise<void> {
+    return this.traceQueue.enqueue(trace);
   }
 
-  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
-    return this.newestFirst()
-      .slice(0, clampLimit(options.limit))
-      .map((row) => ({ ...row.summary }));
+  async listTraces(query: TraceQuery = {}): Promise<TracePage> {
+    return this.traces.list(query);
   }
 
-  async getTrace(id: string): Promise<TraceRecord | undefined> {
-    const row = this.traces.get(id);
-    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  async getTrace(idOrRequestId: string): Promise<TraceRecord | undefined> {
+    return this.traces.get(idOrRequestId);
   }
 
-  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
-    const rows = this.newestFirst();
-    const cutoff = policy.maxAgeMs === undefined ? undefined : ageCutoff(policy.maxAgeMs);
-    let removed = 0;
-    rows.forEach((row, rank) => {
-      const tooOld = cutoff !== undefined && row.instant < cutoff;
-      const tooMany = policy.maxCount !== undefined && rank >= policy.maxCount;
-      if (!tooOld && !tooMany) return;
-      this.traces.delete(row.summary.id);
-      removed++;
-    });
-    return removed;
+  async pruneTraces(policy: TraceRetentionPolicy): Promise<number> {
+    return this.traces.prune(policy);
   }
 
-  async close(): Promise<void> {}
+  async traceUsage(): Promise<TraceUsage> {
+    return this.traces.usage();
+  }
+
+  traceStats(): TraceWriterStats {
+    return this.traceQueue.stats();
+  }
+
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    if (this.answers.has(answer.id)) throw answerExists(answer.id);
+    this.answers.set(answer.id, answerRow(answer, ownerOf(options)));
+  }
+
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
+    const row = this.ownedAnswer(id, ownerOf(options));
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
+    const owner = ownerOf(options);
+    const rows: AnswerRow[] = [];
+    for (let row = this.ownedAnswer(id, owner); row !== undefined; ) {
+      rows.push(row);
+      row = row.previous_id === null ? undefined : this.ownedAnswer(row.previous_id, owner);
+    }
+    return chainFromRows(rows);
+  }
+
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.ownedAnswer(id, ownerOf(options)) !== undefined && this.answers.delete(id);
+  }
+
+  async close(): Promise<void> {
+    await this.traceQueue.close();
+  }
 
   /** The conversation when the owner the call acts for holds it; another owner's is as unknown as a missing one. */
   private owned(id: string, options: OwnerOptions | undefined): ConversationRow | undefined {
@@ -200,10 +224,9 @@ export class MemoryStore implements ConversationStore {
     return conversation?.owner === ownerOf(options) ? conversation : undefined;
   }
 
-  private newestFirst(): TraceRow[] {
-    return [...this.traces.values()].sort((a, b) =>
-      a.instant === b.instant ? b.order - a.order : a.instant < b.instant ? 1 : -1,
-    );
+  private ownedAnswer(id: string, owner: string): AnswerRow | undefined {
+    const row = this.answers.get(id);
+    return row?.owner === owner ? row : undefined;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /**
  * The PostgreSQL schema, one numbered step at a time (never edit a released step). Parts and envelopes are
@@ -57,5 +58,20 @@ export const postgresMigrations: readonly Migration[] = [
     version: 3,
     name: "conversation owners",
     sql: `ALTER TABLE conversations ADD COLUMN owner text NOT NULL DEFAULT 'default';`,
+  },
+  traceSchemaStep(4),
+  {
+    version: 5,
+    name: "answers kept for later turns",
+    sql: `
+      CREATE TABLE answers (
+        id text PRIMARY KEY,
+        owner text NOT NULL,
+        created_at timestamptz NOT NULL,
+        previous_id text,
+        messages text NOT NULL,
+        body text NOT NULL
+      );
+    `,
   },
 ];

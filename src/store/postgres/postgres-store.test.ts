@@ -4,6 +4,7 @@ import { afterAll, describe, expect, inject, test } from "vitest";
 import { expectBatchesIntact, runStoreContract } from "../contract.suite.js";
 import { openStore } from "../open-store.js";
 import { DEFAULT_OWNER } from "../owner.js";
+import { expectAnswersKept } from "../test-support/answers.js";
 import { appendBatch, appendBatches } from "../test-support/batches.js";
 import { startHelper } from "../test-support/run-child.js";
 import { postgresMigrations } from "./migrations.js";
@@ -27,16 +28,18 @@ async function freshSchemaUrl(): Promise<string> {
   return url.toString();
 }
 
-runStoreContract("postgres", async () => PostgresStore.open(new pg.Pool({ connectionString: await freshSchemaUrl() })));
+runStoreContract("postgres", async (options) =>
+  PostgresStore.open(new pg.Pool({ connectionString: await freshSchemaUrl() }), options),
+);
 
 describe("postgres store shared by several gateways", () => {
   test("two pools starting at once migrate once, and record the version", async () => {
     const url = await freshSchemaUrl();
     const stores = await Promise.all([openStore(url), openStore(url), openStore(url)]);
     const pool = new pg.Pool({ connectionString: url, max: 1 });
-    const versions = await pool.query("SELECT version FROM schema_migrations");
+    const versions = await pool.query("SELECT version FROM schema_migrations ORDER BY version");
     await pool.end();
-    expect(versions.rows).toEqual(postgresMigrations.map((migration) => ({ version: migration.version })));
+    expect(versions.rows).toEqual(postgresMigrations.map(({ version }) => ({ version })));
     await Promise.all(stores.map((store) => store.close()));
   });
 
@@ -74,15 +77,38 @@ describe("postgres store upgrades", () => {
        VALUES ('old', 1, 'user', true, now(), '{"role":"user","parts":[]}') RETURNING id`,
     );
     await pool.query("INSERT INTO parts VALUES ($1, 0, $2)", [message.rows[0].id, '{"type":"text","text":"before"}']);
+    await pool.query(
+      `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
+       VALUES ('trace-old', 'req-old', $1, 'POST /v1/messages', 'nim', 'deepseek-chat', 200, $2)`,
+      [oldTrace.createdAt, JSON.stringify(oldTrace)],
+    );
     await pool.end();
     return url;
   }
 
-  test.each([1, 2])(
-    "a database at step %i takes every later step; its conversations are the default owner's",
+  // A trace as every release before trace storage (step 4) wrote it: its whole record in one JSON column.
+  const oldTrace = {
+    id: "trace-old",
+    requestId: "req-old",
+    createdAt: "2026-01-01T00:00:00.000Z",
+    route: "POST /v1/messages",
+    provider: "nim",
+    model: "deepseek-chat",
+    status: 200,
+    clientRequest: { model: "claude-sonnet-4-5", max_tokens: 5, messages: [{ role: "user", content: "hi" }] },
+    upstreamRequest: { model: "deepseek-chat", messages: [{ role: "user", content: "hi" }] },
+    upstreamResponse: '{"choices":[]}',
+    lossy: [],
+    repair: [{ messageIndex: 0, code: "x" }],
+    timings: { totalMs: 3 },
+  };
+
+  test.each([1, 2, 3])(
+    "a database at step %i takes every later step; its conversations are the default owner's, its traces kept",
     async (step) => {
       const url = await schemaAtStep(step);
-      const store = await openStore(url);
+      // Without retention: the old trace is older than the default age limit.
+      const store = await openStore(url, { traceRetention: false });
       const before = { role: "user", parts: [{ type: "text", text: "before" }] };
       expect((await store.loadConversation("old"))?.map((stored) => stored.message)).toEqual([before]);
       expect(await store.loadConversation("old", { owner: "team-a" })).toBeUndefined();
@@ -92,6 +118,25 @@ describe("postgres store upgrades", () => {
         owner: DEFAULT_OWNER,
       });
       expect((await store.loadConversation("old"))?.map((stored) => stored.source)).toEqual([undefined, source]);
+      expect((await store.listTraces()).traces).toEqual([
+        {
+          id: "trace-old",
+          requestId: "req-old",
+          createdAt: oldTrace.createdAt,
+          route: "POST /v1/messages",
+          provider: "nim",
+          clientModel: "claude-sonnet-4-5",
+          upstreamModel: "deepseek-chat",
+          status: 200,
+          durationMs: 3,
+          lossyCount: 0,
+          repairCount: 1,
+        },
+      ]);
+      const shown = (await store.getTrace("req-old"))!;
+      expect(JSON.parse(shown.clientRequest!)).toEqual(oldTrace.clientRequest);
+      expect(shown.upstreamResponse).toBe(oldTrace.upstreamResponse);
+      await expectAnswersKept(store);
       await store.close();
       const pool = new pg.Pool({ connectionString: url, max: 1 });
       const versions = await pool.query("SELECT version FROM schema_migrations ORDER BY version");
@@ -99,4 +144,29 @@ describe("postgres store upgrades", () => {
       expect(versions.rows).toEqual(postgresMigrations.map((migration) => ({ version: migration.version })));
     },
   );
+});
+
+describe("postgres store upgrades to stored answers", () => {
+  test("a schema at step 4 takes step 5: its conversations are kept and answers are kept from then on", async () => {
+    const url = await freshSchemaUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    await pool.query("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)");
+    for (const migration of postgresMigrations.filter(({ version }) => version <= 4)) {
+      await pool.query(migration.sql);
+      await pool.query("INSERT INTO schema_migrations VALUES ($1, now())", [migration.version]);
+    }
+    await pool.query(
+      "INSERT INTO conversations (id, created_at, metadata, next_seq, owner) VALUES ('old', now(), '{}', 1, 't')",
+    );
+    await pool.end();
+
+    const store = await openStore(url, { traceRetention: false });
+    expect(await store.loadConversation("old", { owner: "t" })).toEqual([]);
+    await expectAnswersKept(store);
+    await store.close();
+    const check = new pg.Pool({ connectionString: url, max: 1 });
+    const versions = await check.query("SELECT version FROM schema_migrations ORDER BY version");
+    await check.end();
+    expect(versions.rows).toEqual(postgresMigrations.map(({ version }) => ({ version })));
+  });
 });

@@ -1,26 +1,35 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { checkMetadata, listQuery } from "../catalogue.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
-import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
+import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
   AppendOptions,
   ConversationStore,
   ConversationSummary,
   CreateOptions,
   ListConversationsOptions,
+  NewStoredAnswer,
   OwnerOptions,
+  StoredAnswer,
   StoredConversation,
   StoredMessage,
   StreamingMessageWriter,
+  TracePage,
+  TraceQuery,
   TraceRecord,
-  TraceSummary,
+  TraceRetentionPolicy,
+  TraceUsage,
+  TraceWriterStats,
 } from "../types.js";
 import { postgresMigrations } from "./migrations.js";
+import { PostgresTraces } from "./traces.js";
 
 /** The part of a PostgreSQL driver this store calls (`pg.Pool` fits it). */
 export interface PostgresQueryable {
@@ -45,21 +54,15 @@ interface LoadedRow {
   source: string | null;
 }
 
-interface TraceSummaryRow {
-  id: string;
-  request_id: string;
-  created_at: Date;
-  route: string;
-  provider: string | null;
-  model: string | null;
-  status: number | null;
-}
-
 /** The messages' conversation is held by the owner in `$2`. */
 const OWNED = "EXISTS (SELECT 1 FROM conversations c WHERE c.id = $1 AND c.owner = $2)";
 
 /** A conversation's creation instant as the other backends give it (`toISOString()` form). */
 const ISO_CREATED_AT = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+
+/** An answer's columns, its instant as the ISO text the other backends give. */
+const ANSWER_COLUMNS = `id, owner, previous_id, messages, body,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 /** Any constant works; it only has to be the same in every Parley process sharing the database. */
 const MIGRATION_LOCK = 0x7061726c6579; // "parley"
@@ -72,14 +75,24 @@ const MIGRATION_LOCK = 0x7061726c6579; // "parley"
 export class PostgresStore implements ConversationStore {
   private readonly pool: PostgresPool;
   private readonly flushPolicy: FlushPolicy | undefined;
+  private readonly traces: PostgresTraces;
+  private readonly traceQueue: TraceQueue;
 
-  private constructor(pool: PostgresPool, options: { flushPolicy?: FlushPolicy }) {
+  private constructor(pool: PostgresPool, options: { flushPolicy?: FlushPolicy } & TraceWriterOptions) {
     this.pool = pool;
     this.flushPolicy = options.flushPolicy;
+    const retention = writerRetention(options.traceRetention, DEFAULT_TRACE_BYTES.disk);
+    const traces = new PostgresTraces(pool, retention, options.traceSecrets ?? []);
+    this.traces = traces;
+    // Batches are written from a timer, after the responses went out; the database does the waiting.
+    this.traceQueue = new TraceQueue({ write: (batch) => traces.write(batch) }, options.traceQueue);
   }
 
   /** Applies missing migrations, then returns the store. */
-  static async open(pool: PostgresPool, options: { flushPolicy?: FlushPolicy } = {}): Promise<PostgresStore> {
+  static async open(
+    pool: PostgresPool,
+    options: { flushPolicy?: FlushPolicy } & TraceWriterOptions = {},
+  ): Promise<PostgresStore> {
     await migrate(pool);
     return new PostgresStore(pool, options);
   }
@@ -267,61 +280,70 @@ export class PostgresStore implements ConversationStore {
     return (result.rowCount ?? 0) > 0;
   }
 
-  async recordTrace(trace: TraceRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
-         route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
-         record = excluded.record`,
-      traceRowValues(trace),
-    );
+  recordTrace(trace: TraceRecord): Promise<void> {
+    return this.traceQueue.enqueue(trace);
   }
 
-  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
+  async listTraces(query: TraceQuery = {}): Promise<TracePage> {
+    return this.traces.list(query);
+  }
+
+  async getTrace(idOrRequestId: string): Promise<TraceRecord | undefined> {
+    return this.traces.get(idOrRequestId);
+  }
+
+  async pruneTraces(policy: TraceRetentionPolicy): Promise<number> {
+    return this.traces.prune(policy);
+  }
+
+  async traceUsage(): Promise<TraceUsage> {
+    return this.traces.usage();
+  }
+
+  traceStats(): TraceWriterStats {
+    return this.traceQueue.stats();
+  }
+
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    const row = answerRow(answer, ownerOf(options));
     const result = await this.pool.query(
-      "SELECT id, request_id, created_at, route, provider, model, status FROM traces ORDER BY created_at DESC, seq DESC LIMIT $1",
-      [clampLimit(options.limit)],
+      `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+      [row.id, row.owner, row.created_at, row.previous_id, row.messages, row.body],
     );
-    return (result.rows as TraceSummaryRow[]).map((row) => {
-      const summary: TraceSummary = {
-        id: row.id,
-        requestId: row.request_id,
-        createdAt: row.created_at.toISOString(),
-        route: row.route,
-      };
-      if (row.provider !== null) summary.provider = row.provider;
-      if (row.model !== null) summary.model = row.model;
-      if (row.status !== null) summary.status = row.status;
-      return summary;
-    });
+    if (result.rowCount === 0) throw answerExists(answer.id);
   }
 
-  async getTrace(id: string): Promise<TraceRecord | undefined> {
-    const result = await this.pool.query("SELECT record FROM traces WHERE id = $1", [id]);
-    const row = result.rows[0] as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
+    const result = await this.pool.query(`SELECT ${ANSWER_COLUMNS} FROM answers WHERE id = $1 AND owner = $2`, [
+      id,
+      ownerOf(options),
+    ]);
+    const row = result.rows[0] as AnswerRow | undefined;
+    return row === undefined ? undefined : answerFromRow(row);
   }
 
-  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
-    return this.transaction(async (client) => {
-      let removed = 0;
-      if (policy.maxAgeMs !== undefined) {
-        const result = await client.query("DELETE FROM traces WHERE created_at < $1", [ageCutoff(policy.maxAgeMs)]);
-        removed += result.rowCount ?? 0;
-      }
-      if (policy.maxCount !== undefined) {
-        const result = await client.query(
-          "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC OFFSET $1)",
-          [Math.max(0, Math.floor(policy.maxCount))],
-        );
-        removed += result.rowCount ?? 0;
-      }
-      return removed;
-    });
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
+    // From the asked answer back to the first of its chain, each link the same owner's.
+    const result = await this.pool.query(
+      `WITH RECURSIVE chain AS (
+         SELECT answers.*, 0 AS depth FROM answers WHERE id = $1 AND owner = $2
+         UNION ALL
+         SELECT a.*, chain.depth + 1 FROM answers a JOIN chain ON a.id = chain.previous_id WHERE a.owner = $2
+       )
+       SELECT ${ANSWER_COLUMNS} FROM chain ORDER BY depth`,
+      [id, ownerOf(options)],
+    );
+    return chainFromRows(result.rows as AnswerRow[]);
+  }
+
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    const result = await this.pool.query("DELETE FROM answers WHERE id = $1 AND owner = $2", [id, ownerOf(options)]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   async close(): Promise<void> {
+    await this.traceQueue.close();
     await this.pool.end();
   }
 
@@ -337,24 +359,6 @@ export class PostgresStore implements ConversationStore {
        UPDATE messages SET complete = true WHERE id = $1 AND $4::boolean`,
       [messageId, changes.map((change) => change.position), changes.map((change) => change.part), complete],
     );
-  }
-
-  private async transaction<T>(work: (client: PostgresClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      client.release();
-      return result;
-    } catch (error) {
-      // A failed rollback means a broken connection: destroy it rather than return it to the pool.
-      await client.query("ROLLBACK").then(
-        () => client.release(),
-        (rollbackError: unknown) => client.release(rollbackError instanceof Error ? rollbackError : true),
-      );
-      throw error;
-    }
   }
 }
 

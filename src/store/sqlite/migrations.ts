@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { traceSchemaStep } from "./trace-schema.js";
 
 /** The SQLite schema, one numbered step at a time. */
 export const sqliteMigrations: readonly Migration[] = [
@@ -54,5 +55,20 @@ export const sqliteMigrations: readonly Migration[] = [
     version: 3,
     name: "conversation owners",
     sql: `ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT 'default';`,
+  },
+  traceSchemaStep(4),
+  {
+    version: 5,
+    name: "answers kept for later turns",
+    sql: `
+      CREATE TABLE answers (
+        id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        previous_id TEXT,
+        messages TEXT NOT NULL,
+        body TEXT NOT NULL
+      );
+    `,
   },
 ];

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import { expectBatchesIntact, runStoreContract } from "../contract.suite.js";
 import { DEFAULT_OWNER } from "../owner.js";
+import { expectAnswersKept } from "../test-support/answers.js";
 import { appendBatch, appendBatches } from "../test-support/batches.js";
 import { startHelper } from "../test-support/run-child.js";
 import { sqliteMigrations } from "./migrations.js";
@@ -15,7 +16,7 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 let files = 0;
 const freshPath = () => join(folder, `store-${files++}.db`);
 
-runStoreContract("sqlite", async () => new SqliteStore(new Database(freshPath())));
+runStoreContract("sqlite", async (options) => new SqliteStore(new Database(freshPath()), options));
 
 describe("sqlite store files", () => {
   test("migrations are versioned and applied once; data survives reopening", async () => {
@@ -32,8 +33,8 @@ describe("sqlite store files", () => {
     await reopened.close();
 
     const database = new Database(path, { readonly: true });
-    expect(database.prepare("SELECT version FROM schema_migrations").all()).toEqual(
-      sqliteMigrations.map((migration) => ({ version: migration.version })),
+    expect(database.prepare("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(
+      sqliteMigrations.map(({ version }) => ({ version })),
     );
     expect(database.pragma("journal_mode", { simple: true })).toBe("wal");
     database.close();
@@ -109,6 +110,97 @@ describe("sqlite store upgrades to owners", () => {
   });
 });
 
+describe("sqlite store upgrades to trace storage", () => {
+  // A trace as every release before trace storage (step 4) wrote it: its whole record in one JSON column.
+  const oldTrace = {
+    id: "trace-old",
+    requestId: "req-old",
+    createdAt: "2026-01-01T00:00:00.000Z",
+    route: "POST /v1/messages",
+    provider: "nim",
+    model: "deepseek-chat",
+    status: 200,
+    clientRequest: { model: "claude-sonnet-4-5", max_tokens: 5, messages: [{ role: "user", content: "hi" }] },
+    upstreamRequest: { model: "deepseek-chat", messages: [{ role: "user", content: "hi" }] },
+    upstreamResponse: '{"choices":[]}',
+    clientResponse: '{"content":[]}',
+    lossy: [],
+    repair: [{ messageIndex: 0, code: "x" }],
+    timings: { totalMs: 3 },
+  };
+
+  test.each([1, 2, 3])(
+    "a database at step %i takes every later step, its conversations and traces kept",
+    async (step) => {
+      const path = freshPath();
+      const old = new Database(path);
+      old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+      for (const migration of sqliteMigrations.filter(({ version }) => version <= step)) {
+        old.exec(migration.sql);
+        old.prepare("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00.000Z')").run(migration.version);
+      }
+      old
+        .prepare("INSERT INTO conversations (id, created_at, metadata, next_seq) VALUES ('old', 'then', '{}', 2)")
+        .run();
+      old
+        .prepare(
+          "INSERT INTO messages (id, conversation_id, seq, role, complete, created_at, extra) VALUES (7, 'old', 1, 'user', 1, 'then', ?)",
+        )
+        .run('{"role":"user","parts":[]}');
+      old.prepare("INSERT INTO parts VALUES (7, 0, ?)").run('{"type":"text","text":"before"}');
+      old
+        .prepare(
+          "INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .run(
+          "trace-old",
+          "req-old",
+          oldTrace.createdAt,
+          oldTrace.route,
+          "nim",
+          "deepseek-chat",
+          200,
+          JSON.stringify(oldTrace),
+        );
+      old.close();
+
+      const store = new SqliteStore(new Database(path), { traceRetention: false });
+      expect((await store.loadConversation("old"))?.map((stored) => stored.message)).toEqual([
+        { role: "user", parts: [{ type: "text", text: "before" }] },
+      ]);
+      expect(await store.loadConversation("old", { owner: "team-a" })).toBeUndefined();
+      expect((await store.listTraces()).traces).toEqual([
+        {
+          id: "trace-old",
+          requestId: "req-old",
+          createdAt: oldTrace.createdAt,
+          route: "POST /v1/messages",
+          provider: "nim",
+          clientModel: "claude-sonnet-4-5",
+          upstreamModel: "deepseek-chat",
+          status: 200,
+          durationMs: 3,
+          lossyCount: 0,
+          repairCount: 1,
+        },
+      ]);
+      const shown = (await store.getTrace("req-old"))!;
+      expect(JSON.parse(shown.clientRequest!)).toEqual(oldTrace.clientRequest);
+      expect(shown.upstreamResponse).toBe(oldTrace.upstreamResponse);
+      const { model: _model, clientRequest: _client, upstreamRequest: _upstream, ...fields } = oldTrace;
+      await store.recordTrace({ ...fields, id: "trace-new", requestId: "req-new", tenant: "t" });
+      expect((await store.listTraces({ tenant: "t" })).traces.map((trace) => trace.id)).toEqual(["trace-new"]);
+      await expectAnswersKept(store);
+      await store.close();
+      const database = new Database(path, { readonly: true });
+      expect(database.prepare("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(
+        sqliteMigrations.map(({ version }) => ({ version })),
+      );
+      database.close();
+    },
+  );
+});
+
 describe("sqlite store shared by several processes", () => {
   test("appends from two connections and a child process to one conversation never interleave or collide", async () => {
     const path = freshPath();
@@ -129,5 +221,33 @@ describe("sqlite store shared by several processes", () => {
     expectBatchesIntact(loaded, [...appendBatches("a", 40), ...appendBatches("b", 40), ...appendBatches("c", 40)]);
     expect(loaded.map((stored) => stored.seq)).toEqual(loaded.map((_, index) => index + 1));
     await Promise.all([first.close(), second.close()]);
+  });
+});
+
+describe("sqlite store upgrades to stored answers", () => {
+  test("a database at step 4 takes step 5: its conversations are kept and answers are kept from then on", async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+    for (const migration of sqliteMigrations.filter(({ version }) => version <= 4)) {
+      old.exec(migration.sql);
+      old.prepare("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00.000Z')").run(migration.version);
+    }
+    old
+      .prepare(
+        "INSERT INTO conversations (id, created_at, metadata, next_seq, owner) VALUES ('old', 'then', '{}', 1, 't')",
+      )
+      .run();
+    old.close();
+
+    const store = new SqliteStore(new Database(path), { traceRetention: false });
+    expect(await store.loadConversation("old", { owner: "t" })).toEqual([]);
+    await expectAnswersKept(store);
+    await store.close();
+    const database = new Database(path, { readonly: true });
+    expect(database.prepare("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(
+      sqliteMigrations.map(({ version }) => ({ version })),
+    );
+    database.close();
   });
 });

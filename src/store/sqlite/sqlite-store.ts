@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
+import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
 import { checkMetadata, listQuery } from "../catalogue.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import {
@@ -11,22 +12,32 @@ import {
 } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
 import type { PartChange } from "../part-builder.js";
-import { ageCutoff, clampLimit, traceRowValues } from "../retention.js";
+import { DEFAULT_TRACE_BYTES } from "../retention.js";
 import { createStreamingWriter, type FlushPolicy } from "../streaming-writer.js";
+import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-queue.js";
 import type {
   AppendOptions,
   ConversationStore,
   ConversationSummary,
   CreateOptions,
   ListConversationsOptions,
+  NewStoredAnswer,
   OwnerOptions,
+  StoredAnswer,
   StoredConversation,
   StoredMessage,
   StreamingMessageWriter,
+  TracePage,
+  TraceQuery,
   TraceRecord,
-  TraceSummary,
+  TraceRetentionPolicy,
+  TraceUsage,
+  TraceWriterStats,
 } from "../types.js";
+import { configureConnection, convertToIncrementalVacuum } from "./connection.js";
 import { sqliteMigrations } from "./migrations.js";
+import { SqliteTraceWorker } from "./trace-writer.js";
+import { SqliteTraces } from "./traces.js";
 
 /** The part of a SQLite driver this store calls (better-sqlite3 fits it). */
 export interface SqliteStatement {
@@ -38,8 +49,11 @@ export interface SqliteStatement {
 export interface SqliteDatabase {
   prepare(sql: string): SqliteStatement;
   exec(sql: string): unknown;
-  pragma(source: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
   close(): unknown;
+  /** The file's path (better-sqlite3's `name`); with `memory` false, the trace writer opens it too. */
+  readonly name?: string;
+  readonly memory?: boolean;
 }
 
 interface LoadedRow {
@@ -52,16 +66,6 @@ interface LoadedRow {
   source: string | null;
 }
 
-interface TraceSummaryRow {
-  id: string;
-  request_id: string;
-  created_at: string;
-  route: string;
-  provider: string | null;
-  model: string | null;
-  status: number | null;
-}
-
 /**
  * `sqlite:PATH`. The driver is synchronous, so a transaction runs without yielding and no two calls of one
  * process interleave; `BEGIN IMMEDIATE` takes the write lock up front, so two processes on one file
@@ -71,16 +75,27 @@ export class SqliteStore implements ConversationStore {
   private readonly database: SqliteDatabase;
   private readonly flushPolicy: FlushPolicy | undefined;
   private readonly statements;
+  /** Reads, and (for a database only this connection can reach) writes, of traces on this connection. */
+  private readonly traces: SqliteTraces;
+  private readonly traceWorker: SqliteTraceWorker | undefined;
+  private readonly traceQueue: TraceQueue;
 
-  constructor(database: SqliteDatabase, options: { flushPolicy?: FlushPolicy } = {}) {
+  constructor(database: SqliteDatabase, options: { flushPolicy?: FlushPolicy } & TraceWriterOptions = {}) {
     this.database = database;
     this.flushPolicy = options.flushPolicy;
-    database.pragma("journal_mode = WAL");
-    // In WAL mode NORMAL loses no committed transaction to a process crash, only to a power cut.
-    database.pragma("synchronous = NORMAL");
-    database.pragma("busy_timeout = 10000");
-    database.pragma("foreign_keys = ON");
+    configureConnection(database);
     migrate(database);
+    convertToIncrementalVacuum(database);
+    const retention = writerRetention(options.traceRetention, DEFAULT_TRACE_BYTES.disk);
+    const secrets = options.traceSecrets ?? [];
+    this.traces = new SqliteTraces(database, retention, secrets);
+    const onDisk = database.memory === false && database.name !== undefined && database.name !== "";
+    this.traceWorker = onDisk ? new SqliteTraceWorker({ path: database.name!, retention, secrets }) : undefined;
+    const traces = this.traces;
+    this.traceQueue = new TraceQueue(
+      this.traceWorker ?? { write: async (batch) => traces.write(batch) },
+      options.traceQueue,
+    );
     const prepare = (sql: string) => database.prepare(sql);
     this.statements = {
       begin: prepare("BEGIN IMMEDIATE"),
@@ -110,21 +125,22 @@ export class SqliteStore implements ConversationStore {
            AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.owner = ?)
          ORDER BY m.seq`,
       ),
-      upsertTrace: prepare(
-        `INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET request_id = excluded.request_id, created_at = excluded.created_at,
-           route = excluded.route, provider = excluded.provider, model = excluded.model, status = excluded.status,
-           record = excluded.record`,
+      insertAnswer: prepare(
+        `INSERT INTO answers (id, owner, created_at, previous_id, messages, body)
+         VALUES (@id, @owner, @created_at, @previous_id, @messages, @body) ON CONFLICT (id) DO NOTHING`,
       ),
-      listTraces: prepare(
-        "SELECT id, request_id, created_at, route, provider, model, status FROM traces ORDER BY created_at DESC, seq DESC LIMIT ?",
+      getAnswer: prepare("SELECT * FROM answers WHERE id = ? AND owner = ?"),
+      // From the asked answer back to the first of its chain, each link the same owner's.
+      answerChain: prepare(
+        `WITH RECURSIVE chain (id, owner, created_at, previous_id, messages, body, depth) AS (
+           SELECT id, owner, created_at, previous_id, messages, body, 0 FROM answers WHERE id = @id AND owner = @owner
+           UNION ALL
+           SELECT a.id, a.owner, a.created_at, a.previous_id, a.messages, a.body, chain.depth + 1
+           FROM answers a JOIN chain ON a.id = chain.previous_id WHERE a.owner = @owner
+         )
+         SELECT id, owner, created_at, previous_id, messages, body FROM chain ORDER BY depth`,
       ),
-      getTrace: prepare("SELECT record FROM traces WHERE id = ?"),
-      pruneByAge: prepare("DELETE FROM traces WHERE created_at < ?"),
-      pruneByCount: prepare(
-        "DELETE FROM traces WHERE seq IN (SELECT seq FROM traces ORDER BY created_at DESC, seq DESC LIMIT -1 OFFSET ?)",
-      ),
+      deleteAnswer: prepare("DELETE FROM answers WHERE id = ? AND owner = ?"),
     };
   }
 
@@ -248,32 +264,53 @@ export class SqliteStore implements ConversationStore {
     return this.statements.deleteConversation.run(id, ownerOf(options)).changes > 0;
   }
 
-  async recordTrace(trace: TraceRecord): Promise<void> {
-    this.statements.upsertTrace.run(...traceRowValues(trace));
+  recordTrace(trace: TraceRecord): Promise<void> {
+    return this.traceQueue.enqueue(trace);
   }
 
-  async listTraces(options: { limit?: number } = {}): Promise<TraceSummary[]> {
-    const rows = this.statements.listTraces.all(clampLimit(options.limit)) as TraceSummaryRow[];
-    return rows.map(summaryFromRow);
+  async listTraces(query: TraceQuery = {}): Promise<TracePage> {
+    return this.traces.list(query);
   }
 
-  async getTrace(id: string): Promise<TraceRecord | undefined> {
-    const row = this.statements.getTrace.get(id) as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as TraceRecord) : undefined;
+  async getTrace(idOrRequestId: string): Promise<TraceRecord | undefined> {
+    return this.traces.get(idOrRequestId);
   }
 
-  async pruneTraces(policy: { maxAgeMs?: number; maxCount?: number }): Promise<number> {
-    return this.transaction(() => {
-      let removed = 0;
-      if (policy.maxAgeMs !== undefined) removed += this.statements.pruneByAge.run(ageCutoff(policy.maxAgeMs)).changes;
-      if (policy.maxCount !== undefined) {
-        removed += this.statements.pruneByCount.run(Math.max(0, Math.floor(policy.maxCount))).changes;
-      }
-      return removed;
-    });
+  /** In the writer's thread once it runs (a large prune takes a while), else on this connection. */
+  async pruneTraces(policy: TraceRetentionPolicy): Promise<number> {
+    if (this.traceWorker?.running) return this.traceWorker.prune(policy);
+    return this.traces.prune(policy);
+  }
+
+  async traceUsage(): Promise<TraceUsage> {
+    return this.traces.usage();
+  }
+
+  traceStats(): TraceWriterStats {
+    return this.traceQueue.stats();
+  }
+
+  async saveAnswer(answer: NewStoredAnswer, options?: OwnerOptions): Promise<void> {
+    if (this.statements.insertAnswer.run(answerRow(answer, ownerOf(options))).changes === 0)
+      throw answerExists(answer.id);
+  }
+
+  async getAnswer(id: string, options?: OwnerOptions): Promise<StoredAnswer | undefined> {
+    const row = this.statements.getAnswer.get(id, ownerOf(options)) as AnswerRow | undefined;
+    return row === undefined ? undefined : answerFromRow(row);
+  }
+
+  async answerChain(id: string, options?: OwnerOptions): Promise<StoredAnswer[] | undefined> {
+    return chainFromRows(this.statements.answerChain.all({ id, owner: ownerOf(options) }) as AnswerRow[]);
+  }
+
+  async deleteAnswer(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.statements.deleteAnswer.run(id, ownerOf(options)).changes > 0;
   }
 
   async close(): Promise<void> {
+    await this.traceQueue.close();
+    await this.traceWorker?.close();
     this.database.close();
   }
 
@@ -309,14 +346,6 @@ function typeMatch(value: string | number | boolean | null): string {
   if (value === null) return "j.type = 'null'";
   if (typeof value === "boolean") return `j.type = '${value}'`;
   return typeof value === "string" ? "j.type = 'text' AND j.atom = ?" : "j.type IN ('integer', 'real') AND j.atom = ?";
-}
-
-function summaryFromRow(row: TraceSummaryRow): TraceSummary {
-  const summary: TraceSummary = { id: row.id, requestId: row.request_id, createdAt: row.created_at, route: row.route };
-  if (row.provider !== null) summary.provider = row.provider;
-  if (row.model !== null) summary.model = row.model;
-  if (row.status !== null) summary.status = row.status;
-  return summary;
 }
 
 /** Applies the steps this database lacks, each in its own write transaction, so two processes never race. */

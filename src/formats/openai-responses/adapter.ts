@@ -1,0 +1,13 @@
+import type { FormatAdapter } from "../adapter.js";
+import { responsesClient } from "./client.js";
+import { responsesHistory } from "./history.js";
+import { responsesUpstream } from "./upstream.js";
+
+/** The OpenAI Responses API (`POST /v1/responses`), as OpenAI and the servers that copy it speak it. */
+export const responsesAdapter: FormatAdapter<"responses"> = {
+  id: "responses",
+  label: "OpenAI Responses",
+  client: responsesClient,
+  upstream: responsesUpstream,
+  history: responsesHistory,
+};

@@ -1,0 +1,77 @@
+import type { ConversationResponse, ErrorType, LossyEntry, StreamError } from "../../core/index.js";
+import type { ClientSide, ClientStreamEncoder } from "../adapter.js";
+import { coreToResponsesResponse } from "./from-core.js";
+import { newItemId } from "./ids.js";
+import { createResponsesStreamEncoder } from "./stream-encoder.js";
+import { responsesRequestToCore } from "./to-core.js";
+import { parseResponsesRequest } from "./validate-request.js";
+
+/**
+ * Parley answering OpenAI Responses clients (Codex, the OpenAI SDKs and Agents SDK): `POST /v1/responses`, streamed
+ * or not, and the answers it keeps (`store`) read back and deleted by id.
+ */
+export const responsesClient: ClientSide = {
+  routes: [
+    { method: "POST", path: "/v1/responses", kind: "answer" },
+    { method: "GET", path: "/v1/responses/{id}", kind: "stored-answer" },
+    { method: "DELETE", path: "/v1/responses/{id}", kind: "delete-stored-answer" },
+  ],
+  pathPrefix: "/v1/responses",
+  readRequest: (body) => responsesRequestToCore(parseResponsesRequest(body)),
+  encodeResponse: (response, options = {}) => coreToResponsesResponse(response, options),
+  streamEncoder(options): ClientStreamEncoder {
+    const encoder = createResponsesStreamEncoder(options);
+    return {
+      encode: (event) => encoder.encode(event),
+      // An SSE comment: ignored by the SDKs and by Codex, keeps proxies from closing an idle connection.
+      ping: () => ": ping\n\n",
+      error: (error) => encoder.error(error),
+      end: () => "",
+    };
+  },
+  streamedAnswerLossy(answer: ConversationResponse, options = {}): LossyEntry[] {
+    const lossy = coreToResponsesResponse(answer, options).lossy;
+    answer.message.parts.forEach((part, index) => {
+      if (part.type !== "tool_call" || part.rawInput === undefined) return;
+      lossy.push({
+        code: "tool-arguments-not-json",
+        message: `tool call '${part.name}' arguments are not valid JSON; sent as received`,
+        path: `message.content[${index}]`,
+      });
+    });
+    return lossy;
+  },
+  errorBody: (error) => ({
+    error: { message: error.message, type: error.type, param: error.param, code: errorCode(error.type) },
+  }),
+  errorDocument: (error: StreamError) => ({
+    error: { message: error.message, type: error.type, param: null, code: null },
+  }),
+  stored: {
+    newId: () => newItemId("resp"),
+    previousParam: "previous_response_id",
+    notFound: (id) => `Response with id '${id}' not found.`,
+    deleted: (id) => ({ id, object: "response", deleted: true }),
+  },
+};
+
+function errorCode(type: ErrorType): string | null {
+  switch (type) {
+    case "authentication_error":
+      return "invalid_api_key";
+    case "rate_limit_error":
+      return "rate_limit_exceeded";
+    case "not_found_error":
+      return "not_found";
+    case "overloaded_error":
+      return "server_is_overloaded";
+    case "request_too_large":
+      return "request_too_large";
+    case "timeout_error":
+      return "timeout";
+    case "invalid_request_error":
+    case "permission_error":
+    case "api_error":
+      return null;
+  }
+}

@@ -1,0 +1,95 @@
+import {
+  type ClientForwarding,
+  type ProviderSettings,
+  type RepairTarget,
+  SettingError,
+  type UpstreamConnection,
+  type UpstreamSide,
+} from "../adapter.js";
+import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
+import { coreToResponsesRequest } from "./from-core.js";
+import { streamErrorFromResponses } from "./status.js";
+import { createResponsesStreamDecoder } from "./stream-decoder.js";
+import { responsesResponseToCore } from "./to-core.js";
+
+/**
+ * What a Responses API refuses in a history: every call answered by its output (`No tool output found for function
+ * call`), no output without its call. Outputs may sit anywhere before the next assistant turn. Thinking is the
+ * encoder's to place: a provider's own reasoning goes back as its items, anything else as text.
+ */
+export const RESPONSES_REPAIR_TARGET: RepairTarget = {
+  toolResultZone: "until-next-assistant",
+  emptiness: "no-content",
+  alternatingRoles: false,
+  toolResultsFirst: false,
+  noTrailingWhitespaceAtEnd: false,
+  reasoningOnToolCallTurns: false,
+};
+
+/** Nothing of the client's own request goes to a Responses API: its body is all the API reads. */
+const RESPONSES_FORWARDED: ClientForwarding = { headers: [], queryParameters: [] };
+
+/** Parley calling an OpenAI Responses API (OpenAI itself, or a server that speaks it: vLLM, NIM...). */
+export const responsesUpstream: UpstreamSide = {
+  type: "openai-responses",
+  repairTarget: RESPONSES_REPAIR_TARGET,
+  connect: connectResponses,
+  encodeRequest: (request, options = {}) =>
+    coreToResponsesRequest(request, { reasoning: options.reasoning === "drop" ? "drop" : "think-tags" }),
+  decodeResponse: (body) => responsesResponseToCore(body),
+  streamDecoder: () => createResponsesStreamDecoder(),
+  notAnAnswer(body) {
+    // An error object instead of a response (a 2xx some servers send), or a response that failed.
+    if (body.object !== "response" && body.error !== undefined && body.error !== null && !Array.isArray(body.output))
+      return { error: streamErrorFromResponses(body.error) };
+    if (body.status === "failed")
+      return { error: streamErrorFromResponses(body.error ?? { message: "the response failed" }) };
+    if (!Array.isArray(body.output)) return { noAnswer: "upstream answered without an output" };
+    return undefined;
+  },
+  checkAnswer(body) {
+    if (!Array.isArray(body.output))
+      throw new Error("output: must be an array of output items (is this a Responses API response?)");
+  },
+  forwarded: RESPONSES_FORWARDED,
+};
+
+function connectResponses(provider: ProviderSettings): UpstreamConnection {
+  if (provider.preset !== undefined)
+    throw new SettingError(
+      "preset",
+      "presets describe OpenAI-compatible Chat servers; an openai-responses provider has none",
+    );
+  const compat = Object.keys(provider.compat);
+  if (compat.length > 0) throw new SettingError(`compat.${compat[0]}`, "unknown setting");
+  const mode = provider.reasoning;
+  if (mode !== undefined && mode !== "think-tags" && mode !== "drop")
+    throw new SettingError(
+      "reasoning",
+      "an openai-responses provider takes think-tags or drop (its own reasoning goes back as its items)",
+    );
+  const reasoning = mode ?? "think-tags";
+  const endpoint = `${provider.baseUrl}/responses`;
+  const decodeOptions = { provider: provider.name };
+  return {
+    endpoint,
+    repairTarget: { ...RESPONSES_REPAIR_TARGET, provider: provider.name },
+    target(clientHeaders, stream, clientQuery) {
+      const headers: Record<string, string> = {
+        ...provider.headers,
+        "content-type": "application/json",
+        accept: stream ? "text/event-stream" : "application/json",
+        ...forwardedHeaders(clientHeaders, RESPONSES_FORWARDED),
+      };
+      if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
+      const query = forwardedQuery(clientQuery, RESPONSES_FORWARDED);
+      return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
+    },
+    encodeRequest: (request) => coreToResponsesRequest(request, { provider: provider.name, reasoning }),
+    decodeResponse: (body) => responsesResponseToCore(body, decodeOptions),
+    streamDecoder: () => createResponsesStreamDecoder(decodeOptions),
+    // A server that ignores `stream: true` answered whole: the events that answer stands for.
+    wholeAnswerAsStream: (body) =>
+      `event: response.completed\ndata: ${JSON.stringify({ type: "response.completed", response: body })}\n\n`,
+  };
+}

@@ -1,0 +1,73 @@
+import { randomUUID } from "node:crypto";
+import { TraceNotRecordedError } from "../../store/trace-queue.js";
+import type { TraceRecord } from "../../store/types.js";
+import type { Context } from "../http/context.js";
+import type { GatewayState } from "../state.js";
+import type { Exchange } from "./exchange.js";
+
+/** How often a trace writer that keeps dropping is reported at `warn` (each drop is counted in /metrics). */
+const DROP_WARNING_INTERVAL_MS = 60_000;
+const lastDropWarning = new WeakMap<GatewayState, number>();
+
+/**
+ * Hands the exchange to the store's trace writer: references to the strings the request already has (the
+ * client's body text, the upstream body text, the capped response copies), a few numbers and the reports.
+ * Redacting, chunking and writing happen in the writer; nothing here waits, and a trace that is not
+ * recorded is logged and counted, never the client's concern.
+ */
+export function recordTrace(
+  ctx: Context,
+  state: GatewayState,
+  exchange: Exchange,
+  clientBodyText: string,
+  status: number | undefined,
+): void {
+  if (!state.config.traces.enabled || state.store === undefined) return;
+  const totalMs = performance.now() - ctx.startedAt;
+  const trace: TraceRecord = {
+    id: traceId(),
+    requestId: ctx.requestId,
+    createdAt: new Date().toISOString(),
+    route: ctx.route,
+    provider: exchange.provider.config.name,
+    clientModel: exchange.request.clientModel,
+    upstreamModel: exchange.upstreamModel,
+    // The client key's tenant (DEFAULT_OWNER without keys): a key's own traces can be told from the others'.
+    tenant: ctx.tenant,
+    stream: exchange.request.stream,
+    durationMs: totalMs,
+    clientRequest: clientBodyText,
+    upstreamRequest: exchange.bodyText,
+    upstreamResponse: exchange.trace.upstreamResponse,
+    clientResponse: exchange.trace.clientResponse,
+    lossy: [...exchange.request.lossy, ...exchange.plan.lossy, ...exchange.trace.responseLossy],
+    repair: exchange.plan.repair,
+    timings: { ...exchange.trace.timings, totalMs },
+  };
+  if (status !== undefined) trace.status = status;
+  if (exchange.conversationId !== undefined) trace.conversationId = exchange.conversationId;
+  if (typeof ctx.log.inputTokens === "number") trace.inputTokens = ctx.log.inputTokens;
+  if (typeof ctx.log.outputTokens === "number") trace.outputTokens = ctx.log.outputTokens;
+  state.store.recordTrace(trace).catch((error: unknown) => {
+    const dropped = error instanceof TraceNotRecordedError && error.reason === "queue_full";
+    if (!dropped) {
+      state.logger.warn({ requestId: ctx.requestId, err: (error as Error).message }, "trace not recorded");
+      return;
+    }
+    const now = Date.now();
+    if (now - (lastDropWarning.get(state) ?? 0) < DROP_WARNING_INTERVAL_MS) return;
+    lastDropWarning.set(state, now);
+    state.logger.warn(
+      { requestId: ctx.requestId, err: error.message },
+      "traces dropped: the trace writer is behind (counted in parley_traces_dropped_total)",
+    );
+  });
+}
+
+/**
+ * `trace_` and 32 hex digits, the first 12 the time in milliseconds: ids that grow with time keep each new
+ * entry of the id index on its newest page (random ids dirtied a page of their own on every write).
+ */
+function traceId(): string {
+  return `trace_${Date.now().toString(16).padStart(12, "0")}${randomUUID().replaceAll("-", "").slice(12)}`;
+}

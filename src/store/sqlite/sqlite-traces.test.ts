@@ -1,0 +1,174 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, test } from "vitest";
+import { trace } from "../trace-contract.suite.js";
+import { TraceNotRecordedError } from "../trace-queue.js";
+import type { TraceQuery } from "../types.js";
+import { sqliteMigrations } from "./migrations.js";
+import { SqliteStore } from "./sqlite-store.js";
+import { listSql } from "./traces.js";
+
+const folder = mkdtempSync(join(tmpdir(), "parley-sqlite-traces-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+let files = 0;
+const freshPath = () => join(folder, `traces-${files++}.db`);
+const MB = 1024 * 1024;
+
+/** Bodies that do not compress and share nothing, so the file grows with every trace. */
+const noise = (bytes: number) => randomBytes((bytes * 3) / 4).toString("base64");
+
+describe("sqlite trace storage", () => {
+  test("pruning gives the space back to the file system", async () => {
+    const path = freshPath();
+    const store = new SqliteStore(new Database(path), { traceRetention: false });
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(
+        Array.from({ length: 30 }, (_, index) =>
+          store.recordTrace({
+            ...trace(`t${batch}-${index}`, new Date(Date.UTC(2026, 0, 1, batch, index)).toISOString()),
+            clientRequest: noise(64 * 1024),
+          }),
+        ),
+      );
+    }
+    await store.close();
+    const full = statSync(path).size;
+    expect(full).toBeGreaterThan(15 * MB);
+    const reopened = new SqliteStore(new Database(path), { traceRetention: false });
+    expect(await reopened.pruneTraces({ maxCount: 10 })).toBe(290);
+    expect((await reopened.listTraces({ limit: 100 })).traces).toHaveLength(10);
+    await reopened.close();
+    expect(statSync(path).size).toBeLessThan(full / 10);
+  });
+
+  test("a database from before (auto_vacuum off, traces stored whole) is converted on open, its traces kept", async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    old.pragma("journal_mode = WAL");
+    old.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+    old.exec(sqliteMigrations[0]!.sql);
+    old.prepare("INSERT INTO schema_migrations VALUES (1, ?)").run(new Date().toISOString());
+    const insert = old.prepare(
+      "INSERT INTO traces (id, request_id, created_at, route, provider, model, status, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    for (let index = 0; index < 200; index++) {
+      const createdAt = new Date(Date.UTC(2026, 0, 1, 0, index)).toISOString();
+      const record = {
+        id: `old-${index}`,
+        requestId: `req-old-${index}`,
+        createdAt,
+        route: "POST /v1/messages",
+        provider: "nim",
+        model: "deepseek-chat",
+        status: 200,
+        clientRequest: { model: "claude-sonnet-4-5", messages: [{ role: "user", content: noise(64 * 1024) }] },
+        upstreamRequest: { model: "deepseek-chat", messages: [] },
+        upstreamResponse: "data: [DONE]\n\n",
+        lossy: [{ code: "dropped", message: "x" }],
+        repair: [],
+        timings: { totalMs: 7 },
+      };
+      insert.run(
+        record.id,
+        record.requestId,
+        createdAt,
+        record.route,
+        "nim",
+        "deepseek-chat",
+        200,
+        JSON.stringify(record),
+      );
+    }
+    old.close();
+    const before = new Database(path);
+    expect(before.pragma("auto_vacuum", { simple: true })).toBe(0);
+    before.close();
+    const full = statSync(path).size;
+
+    const store = new SqliteStore(new Database(path), { traceRetention: false });
+    const [newest] = (await store.listTraces({ limit: 1 })).traces;
+    expect(newest).toEqual({
+      id: "old-199",
+      requestId: "req-old-199",
+      createdAt: new Date(Date.UTC(2026, 0, 1, 0, 199)).toISOString(),
+      route: "POST /v1/messages",
+      provider: "nim",
+      clientModel: "claude-sonnet-4-5",
+      upstreamModel: "deepseek-chat",
+      status: 200,
+      durationMs: 7,
+      lossyCount: 1,
+      repairCount: 0,
+    });
+    const shown = (await store.getTrace("req-old-3"))!;
+    expect(JSON.parse(shown.clientRequest!).model).toBe("claude-sonnet-4-5");
+    expect(shown.upstreamRequest).toBe('{"model":"deepseek-chat","messages":[]}');
+    expect(shown.lossy).toEqual([{ code: "dropped", message: "x" }]);
+    expect((await store.listTraces({ hasLosses: true, limit: 500 })).traces).toHaveLength(200);
+    // New traces go beside the old ones; pruning counts both and frees the old rows' pages.
+    await store.recordTrace(trace("new", new Date(Date.UTC(2026, 0, 2)).toISOString()));
+    expect((await store.traceUsage()).traces).toBe(201);
+    expect(await store.pruneTraces({ maxCount: 10 })).toBe(191);
+    await store.close();
+    const database = new Database(path);
+    expect(database.pragma("auto_vacuum", { simple: true })).toBe(2);
+    database.close();
+    expect(statSync(path).size).toBeLessThan(full / 5);
+  });
+
+  test("a writer that falls behind drops traces and counts them instead of queueing without bound", async () => {
+    const path = freshPath();
+    const store = new SqliteStore(new Database(path), { traceQueue: { maxTraces: 3 } });
+    await store.recordTrace(trace("first", "2026-01-01T00:00:00.000Z"));
+    // Another process holds the write lock: the writer waits on it.
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        store.recordTrace(trace(`behind-${index}`, "2026-01-01T00:00:01.000Z")).then(
+          () => "stored",
+          (error: unknown) => (error instanceof TraceNotRecordedError ? error.reason : "other"),
+        ),
+      ).map(async (result, index) => {
+        // The first three are queued; let the rest find the queue full, then release the lock.
+        if (index === 9) setTimeout(() => other.exec("COMMIT"), 200);
+        return result;
+      }),
+    );
+    expect(results.filter((result) => result === "queue_full")).toHaveLength(7);
+    expect(results.filter((result) => result === "stored")).toHaveLength(3);
+    expect(store.traceStats()).toEqual({ recorded: 4, dropped: 7, failed: 0, queued: 0 });
+    expect((await store.traceUsage()).traces).toBe(4);
+    other.close();
+    await store.close();
+  });
+
+  test("every filter of a trace list reads an index, not the whole table", async () => {
+    const store = new SqliteStore(new Database(freshPath()));
+    const database = new Database(join(folder, `traces-${files - 1}.db`));
+    const queries: TraceQuery[] = [
+      {},
+      { status: 502 },
+      { status: { from: 500, to: 599 } },
+      { model: "m" },
+      { conversationId: "c" },
+      { hasLosses: true },
+      { tenant: "t" },
+      { conversationId: "c", status: 200, hasLosses: false },
+      { cursor: Buffer.from("2026-01-01T00:00:00.000Z|5").toString("base64url") },
+    ];
+    for (const query of queries) {
+      const { sql, values } = listSql(query);
+      const plan = (database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values, 51) as Array<{ detail: string }>)
+        .map((step) => step.detail)
+        .join("; ");
+      expect(plan, JSON.stringify(query)).toMatch(/USING INDEX/);
+      expect(plan, JSON.stringify(query)).not.toMatch(/SCAN traces(?! USING)/);
+    }
+    database.close();
+    await store.close();
+  });
+});

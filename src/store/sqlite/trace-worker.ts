@@ -1,0 +1,60 @@
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+import type { TraceRetentionPolicy } from "../types.js";
+import { configureConnection } from "./connection.js";
+import { type PackedTraces, unpackTraces } from "./trace-transfer.js";
+import { SqliteTraces } from "./traces.js";
+
+/**
+ * The SQLite trace writer's thread: its own connection to the store's file, so that redacting, chunking,
+ * compressing and every disk write of a trace happen off the gateway's event loop.
+ */
+export interface TraceWorkerData {
+  path: string;
+  retention: TraceRetentionPolicy;
+  secrets: readonly string[];
+}
+
+export type TraceWorkerRequest =
+  | { id: number; kind: "write"; packed: PackedTraces }
+  | { id: number; kind: "prune"; policy: TraceRetentionPolicy }
+  | { id: number; kind: "close" };
+
+export type TraceWorkerReply = { id: number; result: unknown } | { id: number; error: string };
+
+const port = parentPort!;
+const data = workerData as TraceWorkerData;
+const database = new Database(data.path);
+configureConnection(database);
+// This connection only writes traces: a larger page cache and memory-mapped reads keep the index pages it
+// touches out of read() calls, and a larger log before a checkpoint lets a page written by many batches (the
+// newest index leaves, the totals) be copied to the file once.
+database.pragma(`cache_size = ${-16 * 1024}`);
+database.pragma(`mmap_size = ${256 * 1024 * 1024}`);
+database.pragma("wal_autocheckpoint = 4000");
+const traces = new SqliteTraces(database, data.retention, data.secrets);
+
+port.on("message", (request: TraceWorkerRequest) => {
+  let reply: TraceWorkerReply;
+  try {
+    reply = { id: request.id, result: handle(request) };
+  } catch (error) {
+    reply = { id: request.id, error: (error as Error).message };
+  }
+  port.postMessage(reply);
+  if (request.kind === "close") port.close();
+});
+
+function handle(request: TraceWorkerRequest): unknown {
+  switch (request.kind) {
+    case "write":
+      return traces.write(unpackTraces(request.packed));
+    case "prune":
+      return traces.prune(request.policy);
+    case "close":
+      database.close();
+      return undefined;
+    default:
+      return request satisfies never;
+  }
+}

@@ -1,0 +1,96 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { TraceSink } from "../trace-queue.js";
+import type { TraceRecord, TraceRetentionPolicy } from "../types.js";
+import { type PackedTraces, packTraces } from "./trace-transfer.js";
+import type { TraceWorkerData, TraceWorkerReply, TraceWorkerRequest } from "./trace-worker.js";
+
+type Call =
+  | { kind: "write"; packed: PackedTraces }
+  | { kind: "prune"; policy: TraceRetentionPolicy }
+  | { kind: "close" };
+
+/**
+ * The SQLite trace writer seen from the store: a worker thread (started on the first write) that owns a
+ * connection of its own. A worker that dies fails what it held; the next write starts another.
+ */
+export class SqliteTraceWorker implements TraceSink {
+  private worker: Worker | undefined;
+  private nextId = 0;
+  private readonly calls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+
+  constructor(private readonly data: TraceWorkerData) {}
+
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
+  write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
+    const { packed, transfer } = packTraces(traces);
+    return this.call({ kind: "write", packed }, transfer) as Promise<Array<string | undefined>>;
+  }
+
+  prune(policy: TraceRetentionPolicy): Promise<number> {
+    return this.call({ kind: "prune", policy }) as Promise<number>;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker === undefined) return;
+    const exited = new Promise((resolve) => worker.once("exit", resolve));
+    await this.call({ kind: "close" }).catch(() => worker.terminate());
+    await exited;
+  }
+
+  private call(call: Call, transfer: ArrayBuffer[] = []): Promise<unknown> {
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    // Held open only while it owes an answer: an idle writer does not keep the process alive.
+    if (this.calls.size === 0) worker.ref();
+    return new Promise((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      worker.postMessage({ ...call, id } satisfies TraceWorkerRequest, transfer);
+    });
+  }
+
+  private start(): Worker {
+    const { script, options } = workerScript();
+    const worker = new Worker(script, { ...options, workerData: this.data });
+    worker.unref();
+    worker.on("message", (reply: TraceWorkerReply) => {
+      const call = this.calls.get(reply.id);
+      if (call === undefined) return;
+      this.calls.delete(reply.id);
+      if (this.calls.size === 0) worker.unref();
+      if ("error" in reply) call.reject(new Error(reply.error));
+      else call.resolve(reply.result);
+    });
+    const fail = (error: Error) => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const call of this.calls.values()) call.reject(error);
+      this.calls.clear();
+    };
+    worker.on("error", fail);
+    worker.on("exit", (code) => fail(new Error(`the trace writer stopped (exit code ${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+}
+
+/**
+ * Where the worker's module is: beside this one, in the compiled package (`dist/store/sqlite/`) as beside the
+ * bundled CLI (`dist/`, built there by scripts/bundle-cli.mjs), as the tokenizer's thread is found; or
+ * (running from the TypeScript sources, as the tests do) the source itself through tsx.
+ */
+function workerScript(): { script: string | URL; options: { eval?: boolean } } {
+  const here = import.meta.url;
+  if (here.endsWith(".ts")) {
+    const source = JSON.stringify(new URL("./trace-worker.ts", here).href);
+    const bootstrap = `(async () => { const { register } = await import("tsx/esm/api"); register(); await import(${source}); })();`;
+    return { script: bootstrap, options: { eval: true } };
+  }
+  const compiled = new URL("./trace-worker.js", here);
+  if (!existsSync(fileURLToPath(compiled))) throw new Error("the trace writer's module (trace-worker.js) is missing");
+  return { script: compiled, options: {} };
+}

@@ -1,0 +1,375 @@
+import { ageCutoff, BYTES_LOW_WATER, bound, clampLimit } from "../retention.js";
+import { decodeChunk, decodeRefs, encodeChunk, encodeRefs } from "../trace-chunks.js";
+import {
+  assembleTrace,
+  CHUNK_OVERHEAD,
+  legacyTrace,
+  type PreparedTrace,
+  rowBytes,
+  summaryOf,
+  TracePreparer,
+  type TraceRow,
+} from "../trace-prepare.js";
+import { encodeCursor, traceFilterSql } from "../trace-query.js";
+import type { TracePage, TraceQuery, TraceRecord, TraceRetentionPolicy, TraceUsage } from "../types.js";
+import type { SqliteDatabase, SqliteStatement } from "./sqlite-store.js";
+
+const ROW_COLUMNS =
+  "seq, id, request_id, created_at, route, provider, client_model, upstream_model, status, duration_ms, input_tokens, output_tokens, conversation_id, tenant, stream, lossy_count, repair_count";
+
+interface SqlRow {
+  seq: number;
+  id: string;
+  request_id: string;
+  created_at: string;
+  route: string;
+  provider: string | null;
+  client_model: string | null;
+  upstream_model: string | null;
+  status: number | null;
+  duration_ms: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  conversation_id: string | null;
+  tenant: string | null;
+  stream: number | null;
+  lossy_count: number;
+  repair_count: number;
+}
+
+interface Doomed {
+  seq: number;
+  bodies: Uint8Array | null;
+  bytes: number;
+}
+
+/** A chunk of the batch being written: its bytes, and once encoded (it was new), what is stored. */
+interface PendingChunk {
+  hash: Buffer;
+  bytes: Buffer;
+  stored?: { encoding: number; data: Buffer };
+}
+
+/**
+ * The SQLite store's traces on one connection, synchronous: the writer's worker thread writes through one,
+ * readers (the CLI, the gateway's own reads) through another. Each batch is one `BEGIN IMMEDIATE`
+ * transaction; a chunk's `refs` counts the references of the traces that hold it, and a chunk goes with the
+ * last trace that held it.
+ */
+export class SqliteTraces {
+  private readonly preparer: TracePreparer;
+  private readonly statements;
+  private readonly listStatements = new Map<string, SqliteStatement>();
+
+  constructor(
+    private readonly database: SqliteDatabase,
+    private readonly retention: TraceRetentionPolicy = {},
+    secrets: readonly string[] = [],
+  ) {
+    this.preparer = new TracePreparer(secrets);
+    const prepare = (sql: string) => database.prepare(sql);
+    this.statements = {
+      begin: prepare("BEGIN IMMEDIATE"),
+      commit: prepare("COMMIT"),
+      rollback: prepare("ROLLBACK"),
+      savepoint: prepare("SAVEPOINT one_trace"),
+      release: prepare("RELEASE one_trace"),
+      rollbackTo: prepare("ROLLBACK TO one_trace"),
+      addRefs: prepare("UPDATE trace_chunks SET refs = refs + ? WHERE hash = ? RETURNING id"),
+      insertChunk: prepare("INSERT INTO trace_chunks (hash, refs, bytes) VALUES (?, ?, ?) RETURNING id"),
+      insertChunkData: prepare("INSERT INTO trace_chunk_data (id, encoding, data) VALUES (?, ?, ?)"),
+      releaseRefs: prepare("UPDATE trace_chunks SET refs = refs - ? WHERE id = ? RETURNING refs, bytes"),
+      deleteChunk: prepare("DELETE FROM trace_chunks WHERE id = ?"),
+      deleteChunkData: prepare("DELETE FROM trace_chunk_data WHERE id = ?"),
+      chunks: prepare("SELECT id, encoding, data FROM trace_chunk_data WHERE id IN (SELECT value FROM json_each(?))"),
+      sameId: prepare("SELECT seq, bodies, bytes FROM traces WHERE id = ?"),
+      insertTrace: prepare(
+        `INSERT INTO traces (id, request_id, created_at, route, provider, client_model, upstream_model, status,
+           duration_ms, input_tokens, output_tokens, conversation_id, tenant, stream, lossy_count, repair_count,
+           record, bodies, bytes)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      deleteTrace: prepare("DELETE FROM traces WHERE seq = ?"),
+      totals: prepare("SELECT traces, bytes FROM trace_totals"),
+      addTotals: prepare("UPDATE trace_totals SET traces = traces + ?, bytes = bytes + ?"),
+      oldest: prepare("SELECT seq, bodies, bytes FROM traces ORDER BY created_at, seq LIMIT ?"),
+      olderThan: prepare("SELECT seq, bodies, bytes FROM traces WHERE created_at < ? ORDER BY created_at, seq LIMIT ?"),
+      byId: prepare(`SELECT ${ROW_COLUMNS}, record, bodies FROM traces WHERE id = ?`),
+      byRequestId: prepare(
+        `SELECT ${ROW_COLUMNS}, record, bodies FROM traces WHERE request_id = ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
+      ),
+    };
+  }
+
+  /** Stores a batch in one transaction, then keeps the retention bounds. Per trace: undefined, or why not. */
+  write(traces: readonly TraceRecord[]): Array<string | undefined> {
+    const outcomes: Array<string | undefined> = [];
+    const prepared: Array<PreparedTrace | undefined> = traces.map((trace, index) => {
+      try {
+        return this.preparer.prepare(trace);
+      } catch (error) {
+        outcomes[index] = (error as Error).message;
+        return undefined;
+      }
+    });
+    // A chunk is compressed when the batch first finds it missing (a lookup before the lock cost every known
+    // chunk a statement more than the compression of the few new ones it would have moved out of the lock).
+    const pending = new Map<string, PendingChunk>();
+    for (const trace of prepared) {
+      for (const body of trace?.bodies ?? []) {
+        for (const chunk of body.chunks) {
+          const key = chunk.hash.toString("latin1");
+          if (!pending.has(key)) pending.set(key, { hash: chunk.hash, bytes: chunk.bytes });
+        }
+      }
+    }
+    this.transaction(() => {
+      let traces = 0;
+      let bytes = 0;
+      prepared.forEach((trace, index) => {
+        if (trace === undefined) return;
+        this.statements.savepoint.run();
+        try {
+          bytes += this.insert(trace, pending);
+          traces++;
+          this.statements.release.run();
+        } catch (error) {
+          this.statements.rollbackTo.run();
+          this.statements.release.run();
+          outcomes[index] = (error as Error).message;
+        }
+      });
+      this.statements.addTotals.run(traces, bytes);
+      this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
+    });
+    this.vacuumIfWorthIt(false);
+    return traces.map((_, index) => outcomes[index]);
+  }
+
+  list(query: TraceQuery): TracePage {
+    const limit = clampLimit(query.limit);
+    const { sql, values } = listSql(query);
+    let statement = this.listStatements.get(sql);
+    if (statement === undefined) {
+      statement = this.database.prepare(sql);
+      this.listStatements.set(sql, statement);
+    }
+    const rows = statement.all(...values, limit + 1) as SqlRow[];
+    const page: TracePage = { traces: rows.slice(0, limit).map((row) => summaryOf(traceRow(row))) };
+    if (rows.length > limit && limit > 0) {
+      const last = rows[limit - 1]!;
+      page.nextCursor = encodeCursor({ instant: last.created_at, order: last.seq });
+    }
+    return page;
+  }
+
+  get(idOrRequestId: string): TraceRecord | undefined {
+    type Found = SqlRow & { record: string; bodies: Uint8Array | null };
+    const found = (this.statements.byId.get(idOrRequestId) ?? this.statements.byRequestId.get(idOrRequestId)) as
+      | Found
+      | undefined;
+    if (found === undefined) return undefined;
+    const row = traceRow(found);
+    if (found.bodies === null) return legacyTrace(row, found.record);
+    const refs = decodeRefs(found.bodies);
+    const ids = [...new Set(refs.flatMap((body) => body.ids))];
+    const chunks = new Map<number, Buffer>();
+    for (const chunk of this.statements.chunks.all(JSON.stringify(ids)) as Array<{
+      id: number;
+      encoding: number;
+      data: Uint8Array;
+    }>) {
+      chunks.set(chunk.id, decodeChunk(chunk.encoding, chunk.data));
+    }
+    const bodies = refs.map((body) => {
+      const parts = body.ids.map((id) => {
+        const bytes = chunks.get(id);
+        if (bytes === undefined) throw new Error(`trace ${row.id}: body chunk ${id} is missing`);
+        return bytes;
+      });
+      return { slot: body.slot, form: body.form, bytes: Buffer.concat(parts, body.byteLength) };
+    });
+    return assembleTrace(row, found.record, bodies);
+  }
+
+  usage(): TraceUsage {
+    const totals = this.statements.totals.get() as { traces: number; bytes: number };
+    return { traces: totals.traces, bytes: totals.bytes };
+  }
+
+  /** Removes what the policy says must go, in one transaction, and gives the freed pages back to the file system. */
+  prune(policy: TraceRetentionPolicy): number {
+    const removed = this.transaction(() => this.pruneInTransaction(policy, 1));
+    this.vacuumIfWorthIt(removed > 0);
+    return removed;
+  }
+
+  /** Inserts one trace and the chunks it brings; returns the bytes they add (for the batch's totals). */
+  private insert(trace: PreparedTrace, pending: Map<string, PendingChunk>): number {
+    const existing = this.statements.sameId.get(trace.row.id) as Doomed | undefined;
+    if (existing !== undefined) this.remove([existing]);
+    const counts = new Map<string, number>();
+    for (const body of trace.bodies) {
+      for (const chunk of body.chunks) {
+        const key = chunk.hash.toString("latin1");
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+    }
+    const ids = new Map<string, number>();
+    let chunkBytes = 0;
+    for (const [key, count] of counts) {
+      const chunk = pending.get(key)!;
+      const known = this.statements.addRefs.get(count, chunk.hash) as { id: number } | undefined;
+      if (known !== undefined) {
+        ids.set(key, known.id);
+        continue;
+      }
+      // New, or pruned since the batch began.
+      chunk.stored ??= encodeChunk(chunk.bytes);
+      const bytes = chunk.stored.data.length + CHUNK_OVERHEAD;
+      const { id } = this.statements.insertChunk.get(chunk.hash, count, bytes) as { id: number };
+      this.statements.insertChunkData.run(id, chunk.stored.encoding, chunk.stored.data);
+      ids.set(key, id);
+      chunkBytes += bytes;
+    }
+    const refs = encodeRefs(
+      trace.bodies.map((body) => ({
+        slot: body.slot,
+        form: body.form,
+        byteLength: body.byteLength,
+        ids: body.chunks.map((chunk) => ids.get(chunk.hash.toString("latin1"))!),
+      })),
+    );
+    const row = trace.row;
+    const bytes = rowBytes(row, trace.meta, refs.length);
+    this.statements.insertTrace.run(
+      row.id,
+      row.requestId,
+      row.instant,
+      row.route,
+      row.provider,
+      row.clientModel,
+      row.upstreamModel,
+      row.status,
+      row.durationMs,
+      row.inputTokens,
+      row.outputTokens,
+      row.conversationId,
+      row.tenant,
+      row.stream === null ? null : row.stream ? 1 : 0,
+      row.lossyCount,
+      row.repairCount,
+      trace.meta,
+      refs,
+      bytes,
+    );
+    return bytes + chunkBytes;
+  }
+
+  /** Deletes traces, releasing their chunks; a chunk no trace holds any more goes too. */
+  private remove(rows: readonly Doomed[]): void {
+    const releases = new Map<number, number>();
+    let bytes = 0;
+    for (const row of rows) {
+      bytes += row.bytes;
+      if (row.bodies !== null) {
+        for (const body of decodeRefs(row.bodies)) {
+          for (const id of body.ids) releases.set(id, (releases.get(id) ?? 0) + 1);
+        }
+      }
+      this.statements.deleteTrace.run(row.seq);
+    }
+    for (const [id, count] of releases) {
+      const left = this.statements.releaseRefs.get(count, id) as { refs: number; bytes: number } | undefined;
+      if (left === undefined || left.refs > 0) continue;
+      this.statements.deleteChunk.run(id);
+      this.statements.deleteChunkData.run(id);
+      bytes += left.bytes;
+    }
+    this.statements.addTotals.run(-rows.length, -bytes);
+  }
+
+  private pruneInTransaction(policy: TraceRetentionPolicy, lowWater: number): number {
+    let removed = 0;
+    const removeBatch = (rows: Doomed[]) => {
+      if (rows.length > 0) this.remove(rows);
+      removed += rows.length;
+      return rows.length > 0;
+    };
+    if (policy.maxAgeMs !== undefined) {
+      const cutoff = ageCutoff(policy.maxAgeMs);
+      while (removeBatch(this.statements.olderThan.all(cutoff, 500) as Doomed[]));
+    }
+    const maxCount = bound(policy.maxCount);
+    if (maxCount !== undefined) {
+      for (let excess = this.usage().traces - maxCount; excess > 0; excess = this.usage().traces - maxCount) {
+        removeBatch(this.statements.oldest.all(Math.min(excess, 500)) as Doomed[]);
+      }
+    }
+    const maxBytes = bound(policy.maxBytes);
+    if (maxBytes !== undefined && this.usage().bytes > maxBytes) {
+      const target = maxBytes * lowWater;
+      for (let usage = this.usage(); usage.bytes > target && usage.traces > 0; usage = this.usage()) {
+        // As many of the oldest as the excess is of the whole, at least one: shared chunks make it an estimate.
+        const share = Math.ceil((usage.traces * (usage.bytes - target)) / usage.bytes);
+        removeBatch(this.statements.oldest.all(Math.min(Math.max(1, share), 500)) as Doomed[]);
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * Pages freed by deletes go back to the file system (the database runs with `auto_vacuum = INCREMENTAL`):
+   * after an explicit prune always, while writing only once a quarter of the file is free, so that steady
+   * pruning reuses its pages instead of shrinking and growing the file.
+   */
+  private vacuumIfWorthIt(always: boolean): void {
+    const free = Number(this.database.pragma("freelist_count", { simple: true }));
+    if (free === 0) return;
+    const pages = Number(this.database.pragma("page_count", { simple: true }));
+    if (always || free * 4 > pages) this.database.pragma("incremental_vacuum");
+  }
+
+  private transaction<T>(work: () => T): T {
+    this.statements.begin.run();
+    try {
+      const result = work();
+      this.statements.commit.run();
+      return result;
+    } catch (error) {
+      this.statements.rollback.run();
+      throw error;
+    }
+  }
+}
+
+/** The statement that lists a page (its last parameter the page size plus one). */
+export function listSql(query: TraceQuery): { sql: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const where = traceFilterSql(query, (value) => {
+    values.push(value);
+    return "?";
+  });
+  return { sql: `SELECT ${ROW_COLUMNS} FROM traces ${where} ORDER BY created_at DESC, seq DESC LIMIT ?`, values };
+}
+
+function traceRow(row: SqlRow): TraceRow {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    instant: row.created_at,
+    route: row.route,
+    provider: row.provider,
+    clientModel: row.client_model,
+    upstreamModel: row.upstream_model,
+    status: row.status,
+    durationMs: row.duration_ms,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    conversationId: row.conversation_id,
+    tenant: row.tenant,
+    stream: row.stream === null ? null : row.stream === 1,
+    lossyCount: row.lossy_count,
+    repairCount: row.repair_count,
+  };
+}

@@ -1,0 +1,229 @@
+import { redactBodyText, redactSecrets, redactValue } from "./redact.js";
+import { type Chunk, chunkBytes, wholeChunk } from "./trace-chunks.js";
+import type { TraceRecord, TraceSummary } from "./types.js";
+
+/**
+ * What the background writer does to a trace before any backend stores it: redact, then cut each body into
+ * content-addressed chunks. Pure CPU work, run off the request path (in the SQLite writer's worker thread, or
+ * deferred for the other backends).
+ */
+
+/** The four bodies, by their place in a stored trace. */
+export const BODY_SLOTS = ["clientRequest", "upstreamRequest", "upstreamResponse", "clientResponse"] as const;
+export type BodySlot = (typeof BODY_SLOTS)[number];
+
+/** How a body's text became bytes: UTF-8, or (a string with a lone surrogate, which UTF-8 cannot carry) JSON. */
+export const UTF8_FORM = 0;
+export const JSON_FORM = 1;
+
+/** A trace's listed fields, as columns. */
+export interface TraceRow {
+  id: string;
+  requestId: string;
+  /** `createdAt` as `toISOString()`, so that text order is time order. */
+  instant: string;
+  route: string;
+  provider: string | null;
+  clientModel: string | null;
+  upstreamModel: string | null;
+  status: number | null;
+  durationMs: number | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  conversationId: string | null;
+  tenant: string | null;
+  stream: boolean | null;
+  lossyCount: number;
+  repairCount: number;
+}
+
+export interface PreparedBody {
+  slot: number;
+  form: number;
+  byteLength: number;
+  chunks: Chunk[];
+}
+
+export interface PreparedTrace {
+  row: TraceRow;
+  /** The reports as JSON: `{ lossy, repair, timings }`. */
+  meta: string;
+  bodies: PreparedBody[];
+}
+
+/** Bytes accounted for a chunk beyond its data: its hash, its row and index entries. */
+export const CHUNK_OVERHEAD = 96;
+/** Bytes accounted for a trace row beyond its text: its numbers and its index entries. */
+export const ROW_OVERHEAD = 256;
+
+/** Request bodies seen lately, by their text as given: a body sent again is not redacted and cut again. */
+const CACHED_BODIES = 64;
+const CACHED_CHARS = 16 * 1024 * 1024;
+
+/**
+ * Prepares traces for one writer. The requests (client and upstream) are cut into content-defined chunks, so
+ * that a history sent again shares them; the responses are never sent again and go as one chunk each. A
+ * request body identical to one prepared lately (a retry, the same prompt) costs a map lookup: the text is its
+ * own key (a string's hash and one comparison, cheaper than a digest).
+ */
+export class TracePreparer {
+  private readonly recent = new Map<string, PreparedBody>();
+  private recentChars = 0;
+
+  constructor(private readonly secrets: readonly string[] = []) {}
+
+  prepare(trace: TraceRecord): PreparedTrace {
+    const bodies: PreparedBody[] = [];
+    BODY_SLOTS.forEach((name, slot) => {
+      const value = trace[name] as unknown;
+      if (value === undefined || value === null) return;
+      const text = typeof value === "string" ? value : JSON.stringify(value);
+      bodies.push(slot <= 1 ? this.request(slot, text) : this.body(slot, text, false));
+    });
+    const reports = redactSecrets(
+      redactValue({ lossy: trace.lossy ?? [], repair: trace.repair ?? [], timings: trace.timings ?? {} }),
+      this.secrets,
+    ) as { lossy: unknown[]; repair: unknown[] };
+    return { row: traceRow(trace), meta: JSON.stringify(reports), bodies };
+  }
+
+  private request(slot: number, text: string): PreparedBody {
+    const known = this.recent.get(text);
+    if (known !== undefined) {
+      // Most recently used last.
+      this.recent.delete(text);
+      this.recent.set(text, known);
+      return { ...known, slot };
+    }
+    const body = this.body(slot, text, true);
+    if (text.length <= CACHED_CHARS / 4) {
+      this.recent.set(text, body);
+      this.recentChars += text.length;
+      for (const oldest of this.recent.keys()) {
+        if (this.recent.size <= CACHED_BODIES && this.recentChars <= CACHED_CHARS) break;
+        this.recent.delete(oldest);
+        this.recentChars -= oldest.length;
+      }
+    }
+    return body;
+  }
+
+  private body(slot: number, given: string, chunked: boolean): PreparedBody {
+    const text = redactBodyText(given, this.secrets);
+    const form = isWellFormed(text) ? UTF8_FORM : JSON_FORM;
+    const bytes = Buffer.from(form === UTF8_FORM ? text : JSON.stringify(text), "utf8");
+    return { slot, form, byteLength: bytes.length, chunks: chunked ? chunkBytes(bytes) : wholeChunk(bytes) };
+  }
+}
+
+export function prepareTrace(trace: TraceRecord, secrets: readonly string[]): PreparedTrace {
+  return new TracePreparer(secrets).prepare(trace);
+}
+
+function traceRow(trace: TraceRecord): TraceRow {
+  return {
+    id: trace.id,
+    requestId: trace.requestId,
+    instant: traceInstant(trace.createdAt),
+    route: trace.route,
+    provider: trace.provider ?? null,
+    clientModel: trace.clientModel ?? null,
+    upstreamModel: trace.upstreamModel ?? null,
+    status: trace.status ?? null,
+    durationMs: trace.durationMs ?? null,
+    inputTokens: trace.inputTokens ?? null,
+    outputTokens: trace.outputTokens ?? null,
+    conversationId: trace.conversationId ?? null,
+    tenant: trace.tenant ?? null,
+    stream: trace.stream ?? null,
+    lossyCount: Array.isArray(trace.lossy) ? trace.lossy.length : 0,
+    repairCount: Array.isArray(trace.repair) ? trace.repair.length : 0,
+  };
+}
+
+/**
+ * The instant stored for ordering and pruning. Always `toISOString()` form, so text comparison is time
+ * comparison; an unparseable `createdAt` counts as now rather than failing the write.
+ */
+export function traceInstant(createdAt: string, now = new Date()): string {
+  const time = Date.parse(createdAt);
+  return Number.isNaN(time) ? now.toISOString() : new Date(time).toISOString();
+}
+
+/** The bytes a row takes, as accounted against `maxBytes`. */
+export function rowBytes(row: TraceRow, meta: string, refsLength: number): number {
+  let text = 0;
+  for (const value of Object.values(row)) if (typeof value === "string") text += value.length;
+  return ROW_OVERHEAD + text + meta.length + refsLength;
+}
+
+export function summaryOf(row: TraceRow): TraceSummary {
+  const summary: TraceSummary = {
+    id: row.id,
+    requestId: row.requestId,
+    createdAt: row.instant,
+    route: row.route,
+    lossyCount: row.lossyCount,
+    repairCount: row.repairCount,
+  };
+  if (row.provider !== null) summary.provider = row.provider;
+  if (row.clientModel !== null) summary.clientModel = row.clientModel;
+  if (row.upstreamModel !== null) summary.upstreamModel = row.upstreamModel;
+  if (row.status !== null) summary.status = row.status;
+  if (row.durationMs !== null) summary.durationMs = row.durationMs;
+  if (row.inputTokens !== null) summary.inputTokens = row.inputTokens;
+  if (row.outputTokens !== null) summary.outputTokens = row.outputTokens;
+  if (row.conversationId !== null) summary.conversationId = row.conversationId;
+  if (row.tenant !== null) summary.tenant = row.tenant;
+  if (row.stream !== null) summary.stream = row.stream;
+  return summary;
+}
+
+/** A stored trace put back together: its row, its reports and its bodies' bytes. */
+export function assembleTrace(
+  row: TraceRow,
+  meta: string,
+  bodies: ReadonlyArray<{ slot: number; form: number; bytes: Buffer }>,
+): TraceRecord {
+  const reports = JSON.parse(meta) as Pick<TraceRecord, "lossy" | "repair" | "timings">;
+  const trace: TraceRecord = {
+    ...summaryFields(row),
+    lossy: reports.lossy,
+    repair: reports.repair,
+    timings: reports.timings,
+  };
+  for (const body of bodies) {
+    const name = BODY_SLOTS[body.slot];
+    if (name === undefined) continue;
+    const text = body.bytes.toString("utf8");
+    trace[name] = body.form === JSON_FORM ? (JSON.parse(text) as string) : text;
+  }
+  return trace;
+}
+
+/**
+ * A trace recorded whole before bodies were chunked (the SQL backends' first schema): its bodies were stored
+ * parsed, so they come back as their JSON text.
+ */
+export function legacyTrace(row: TraceRow, record: string): TraceRecord {
+  const old = JSON.parse(record) as Record<string, unknown>;
+  const trace = assembleTrace(
+    row,
+    JSON.stringify({ lossy: old.lossy ?? [], repair: old.repair ?? [], timings: old.timings ?? {} }),
+    [],
+  );
+  for (const name of BODY_SLOTS) {
+    const body = old[name];
+    if (body !== undefined && body !== null) trace[name] = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  return trace;
+}
+
+function summaryFields(row: TraceRow): Omit<TraceRecord, "lossy" | "repair" | "timings"> {
+  const { lossyCount: _lossy, repairCount: _repair, ...fields } = summaryOf(row);
+  return fields;
+}
+
+function isWellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
