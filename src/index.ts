@@ -1,7 +1,7 @@
 /**
  * Parley as a library: the canonical conversation model, every API format under the same names (`anthropic`,
- * `openai`), streams read as events and folded into answers, repair and normalize. All of it runs in Node and in a
- * browser bundle, and pays only for what it imports (`sideEffects: false`). The store (`parley/store`) and the
+ * `openai`, `responses`), streams read as events and folded into answers, repair and normalize. All of it runs in
+ * Node and in a browser bundle, and pays only for what it imports (`sideEffects: false`). The store (`parley/store`) and the
  * gateway (`parley/gateway`) have subpaths of their own; `parley/codecs`, `parley/stream` and `parley/repair`
  * hold what this root gives, by job.
  */

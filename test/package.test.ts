@@ -172,7 +172,7 @@ describe("the npm package", () => {
     console.log(`install: ${(installBytes / MB).toFixed(1)} MB`);
   });
 
-  test("import { repair } bundles under 40 KB and the stream decoders under 60 KB, for a browser", async () => {
+  test("import { repair } bundles under 40 KB, two stream decoders under 60 KB and all three under 70 KB, for a browser", async () => {
     const bundle = async (code: string) => {
       const entry = join(project, `entry-${Math.random().toString(36).slice(2)}.mjs`);
       writeFileSync(entry, code);
@@ -204,12 +204,23 @@ describe("the npm package", () => {
           "import { readStream }",
         ),
       ),
+      responses: await bundle(`import { readStream } from "parley/stream";
+        import { responsesStreamDecoder } from "parley/codecs";
+        console.log(await readStream(globalThis.body, responsesStreamDecoder({ provider: "openai" })).message());`),
+      threeStreams: await bundle(`import { readStream } from "parley/stream";
+        import { anthropicStreamDecoder as a, openaiStreamDecoder as o, responsesStreamDecoder as r } from "parley/codecs";
+        const streams = [o({ preset: "vllm" }), a({ preset: "deepseek" }), r({ provider: "openai" })];
+        for (const decoder of streams) console.log(await readStream(globalThis.body, decoder).message());`),
       everything: await bundle(`import * as parley from "parley"; console.log(parley);`),
     };
     console.log(`bundles (minified bytes): ${JSON.stringify(sizes)}`);
     expect(sizes.repairRoot).toBeLessThan(40 * 1024);
     expect(sizes.repairSubpath).toBeLessThan(40 * 1024);
+    // A program pays only for the decoders it imports (measured, minified bytes): the Anthropic and Chat decoders
+    // 57,751, as before the Responses format joined; the Responses one alone 32,097; all three 67,132.
     expect(sizes.streams).toBeLessThan(60 * 1024);
+    expect(sizes.responses).toBeLessThan(40 * 1024);
+    expect(sizes.threeStreams).toBeLessThan(70 * 1024);
     // The whole root bundles for a browser too (no node: import in it), and tree shaking is what keeps it small.
     expect(sizes.everything).toBeGreaterThan(sizes.streams);
   });
@@ -274,7 +285,7 @@ describe("the npm package", () => {
 
   test("every recipe of docs/library.md type-checks against the published types and runs as written", async () => {
     const found = recipes();
-    expect([...found.keys()].sort()).toEqual(["convert", "normalize", "repair", "store", "stream"]);
+    expect([...found.keys()].sort()).toEqual(["convert", "normalize", "repair", "responses", "store", "stream"]);
     // The store recipe's driver, as its comment says to install it.
     await npm(["install", "pg"], project);
     mkdirSync(join(project, "recipes"), { recursive: true });
@@ -344,6 +355,10 @@ describe("the npm package", () => {
     expect(repaired).toMatch(/^violations: [1-9]/);
     expect(repaired).toContain("violations after: 0");
     expect(repaired).toContain('"type":"tool_result","tool_use_id":"call_1"');
+
+    expect(await output("responses")).toBe(
+      'thinking-to-text\ntext, tool_use\n{"id":"rs_01","type":"reasoning","summary":[{"type":"summary_text","text":"List it first."}],"encrypted_content":"gAAAAB-sealed-by-openai"}\n',
+    );
 
     const normalized = await output("normalize");
     expect(normalized).toContain("entries[0]: plain\nentries[1]: openai\nentries[2]: openai\nentries[3]: orchestrator");

@@ -11,6 +11,7 @@ import type { WireFormat } from "../core/index.js";
 import * as anthropic from "../formats/anthropic/library.js";
 import type { FormatCodec } from "../formats/codec.js";
 import * as openai from "../formats/openai-chat/library.js";
+import * as responses from "../formats/openai-responses/library.js";
 
 export type { ClientStreamEncoder as StreamEncoder, ReasoningMode, RepairTarget } from "../formats/adapter.js";
 export {
@@ -45,10 +46,25 @@ export {
   toResponse as toOpenAIResponse,
 } from "../formats/openai-chat/library.js";
 export type * from "../formats/openai-chat/wire-types.js";
+export {
+  fromMessages as fromResponsesMessages,
+  fromRequest as fromResponsesRequest,
+  fromResponse as fromResponsesResponse,
+  presets as responsesPresets,
+  type ResponsesAnswerOptions,
+  type ResponsesOptions,
+  type ResponsesPresetName,
+  repairTarget as responsesRepairTarget,
+  streamDecoder as responsesStreamDecoder,
+  streamEncoder as responsesStreamEncoder,
+  toMessages as toResponsesMessages,
+  toRequest as toResponsesRequest,
+  toResponse as toResponsesResponse,
+} from "../formats/openai-responses/library.js";
+export type * from "../formats/openai-responses/wire-types.js";
 export type { TextToolCallFormat } from "../text/text-tool-calls/index.js";
 
 /** Every format's codec by id. */
-// The Responses format has no library module yet.
-export const codecs = { anthropic, openai } as const satisfies {
-  readonly [Id in Exclude<WireFormat, "responses">]: FormatCodec;
+export const codecs = { anthropic, openai, responses } as const satisfies {
+  readonly [Id in WireFormat]: FormatCodec;
 };

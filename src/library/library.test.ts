@@ -20,13 +20,12 @@ import {
 const fixture = (path: string) => readFileSync(new URL(`../../test/fixtures/${path}`, import.meta.url), "utf8");
 
 /** The prefix of a format's names: one line per format, as in `codecs.ts`. */
-const PREFIX: Record<string, string> = { anthropic: "Anthropic", openai: "OpenAI" };
+const PREFIX: Record<string, string> = { anthropic: "Anthropic", openai: "OpenAI", responses: "Responses" };
 
 describe("the naming scheme", () => {
   test("every registered format has its codec by id and its flat names, the very same functions", () => {
     const exported = root as unknown as Record<string, unknown>;
     for (const id of WIRE_FORMATS) {
-      if (id === "responses") continue; // no library module yet
       const codec = codecs[id] as unknown as Record<string, unknown>;
       const name = PREFIX[id];
       expect(name, `a naming prefix for ${id}`).toBeDefined();
