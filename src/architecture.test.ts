@@ -56,6 +56,26 @@ describe("the folder architecture", () => {
     expect(around).toEqual([]);
   });
 
+  test("the library's entry points reach a format only through its library module and the shared interfaces", () => {
+    const shared = new Set(["formats/adapter.ts", "formats/registry.ts", "formats/codec.ts"]);
+    const around = edges.filter(
+      ({ from, to }) =>
+        topFolder(from) === "library" &&
+        topFolder(to) === "formats" &&
+        !shared.has(to) &&
+        !/^formats\/[^/]+\/(library|wire-types)\.ts$/.test(to),
+    );
+    expect(around).toEqual([]);
+    expect(edges).toContainEqual({ from: "library/codecs.ts", to: "formats/anthropic/library.ts" });
+    // Nothing but the package's root builds on the entry points.
+    expect(
+      edges.filter(
+        ({ from, to }) =>
+          topFolder(to) === "library" && topFolder(from) !== "library" && from !== "index.ts" && !isTest(from),
+      ),
+    ).toEqual([]);
+  });
+
   test("a format's folder imports no other format's folder, only the shared interface", () => {
     const across = edges.filter(({ from, to }) => {
       const [top, format] = from.split("/");

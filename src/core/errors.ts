@@ -2,6 +2,8 @@
  * Typed errors. Every error Parley raises knows the Anthropic error type and HTTP status it maps to,
  * and, for bad input, the path of the offending field.
  */
+import type { ConversationResponse } from "./conversation.js";
+import type { StreamError } from "./stream-events.js";
 
 export type ErrorType =
   | "invalid_request_error"
@@ -116,4 +118,65 @@ export class UpstreamError extends ParleyError {
 
 export function isParleyError(value: unknown): value is ParleyError {
   return value instanceof ParleyError;
+}
+
+/**
+ * A stream that gave no finished answer: it ended in an error (the upstream's, or a cut the decoder's `finish`
+ * reported), or its events stop before their `finish` (the decoder's `finish()` was never called). It carries the
+ * answer as far as it came, so a caller can keep it knowingly: never as a normal answer.
+ */
+export class IncompleteStreamError extends ParleyError {
+  readonly reason: "error" | "unfinished";
+  /** The answer as far as it came: closed blocks whole, the open one as received. */
+  readonly partial: ConversationResponse;
+  /** The stream's `error` event, when it ended in one. */
+  readonly streamError: StreamError | undefined;
+
+  constructor(partial: ConversationResponse, streamError: StreamError | undefined) {
+    const type =
+      streamError === undefined ? "api_error" : isErrorType(streamError.type) ? streamError.type : "api_error";
+    super(
+      type,
+      streamError === undefined
+        ? "the stream ended before its finish event: call the decoder's finish() after the last chunk (a stream cut off then ends in an error)"
+        : `the stream ended in an error (${streamError.type}): ${streamError.message}`,
+      streamError?.status === undefined ? undefined : { status: streamError.status },
+    );
+    this.name = "IncompleteStreamError";
+    this.reason = streamError === undefined ? "unfinished" : "error";
+    this.partial = partial;
+    this.streamError = streamError;
+  }
+}
+
+/** An optional package a feature needs is not installed: the message names it and how to install it. */
+export class MissingPackageError extends ParleyError {
+  constructor(
+    readonly packageName: string,
+    feature: string,
+    options?: { cause?: unknown },
+  ) {
+    super("api_error", `${feature} needs the package ${packageName}: npm install ${packageName}`, options);
+    this.name = "MissingPackageError";
+  }
+}
+
+/**
+ * Loads an optional package, turning its absence (and only its own absence, not a dependency of it missing) into a
+ * `MissingPackageError` naming it.
+ */
+export async function importOptional<T>(packageName: string, feature: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    throw missingPackage(error, packageName, feature) ?? error;
+  }
+}
+
+/** The `MissingPackageError` a failed load (an `import`, a `require`, a worker's start) stands for, if it does. */
+export function missingPackage(error: unknown, packageName: string, feature: string): MissingPackageError | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const escaped = packageName.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  const own = new RegExp(`Cannot find (?:package|module) ['"]${escaped}(?:/[^'"]*)?['"]`);
+  return own.test(message) ? new MissingPackageError(packageName, feature, { cause: error }) : undefined;
 }

@@ -1,4 +1,5 @@
 import { type ReasoningOrigin, WIRE_FORMATS, type WireFormat } from "./parts.js";
+import { base64ToUtf8, utf8ToBase64 } from "./portable.js";
 
 /**
  * Thinking produced by an OpenAI-compatible model has no Anthropic signature, yet Anthropic clients (Claude
@@ -19,14 +20,14 @@ export function encodeOriginSignature(origin: ReasoningOrigin): string {
   if (origin.signature !== undefined) payload.s = origin.signature;
   if (origin.id !== undefined) payload.i = origin.id;
   if (origin.sealed !== undefined) payload.e = origin.sealed;
-  return PREFIX + Buffer.from(JSON.stringify(payload), "utf8").toString("base64url");
+  return PREFIX + utf8ToBase64(JSON.stringify(payload), true);
 }
 
 /** The origin recorded in a Parley envelope, or undefined for any other signature. */
 export function decodeOriginSignature(signature: string | undefined): ReasoningOrigin | undefined {
   if (signature === undefined || !signature.startsWith(PREFIX)) return undefined;
   try {
-    const payload = JSON.parse(Buffer.from(signature.slice(PREFIX.length), "base64url").toString("utf8"));
+    const payload = JSON.parse(base64ToUtf8(signature.slice(PREFIX.length)));
     if (payload === null || typeof payload !== "object") return undefined;
     // A format Parley does not know (a damaged or forged envelope) reads as OpenAI-compatible: never as signed.
     const format = (WIRE_FORMATS as readonly unknown[]).includes(payload.f) ? (payload.f as WireFormat) : "openai";

@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from "node:http";
 import type {
   ConversationRequest,
   ConversationResponse,
@@ -245,7 +244,7 @@ export interface UpstreamConnection {
    * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
    * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names.
    */
-  target(clientHeaders: IncomingHttpHeaders, stream: boolean, clientQuery?: URLSearchParams): UpstreamTarget;
+  target(clientHeaders: ClientHeaders, stream: boolean, clientQuery?: URLSearchParams): UpstreamTarget;
   /** A repaired request as this provider's body. */
   encodeRequest(request: ConversationRequest): Converted<unknown>;
   /** A whole answer; `request` says which tools a tool call written as text may name. */
@@ -278,6 +277,9 @@ export interface ProviderModelFacts {
   /** A cap on every model's output (`compat.maxTokensCap`). */
   readonly maxTokensCap?: number;
 }
+
+/** A request's headers as Node gives them (`IncomingHttpHeaders`), without tying the formats to Node's types. */
+export type ClientHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 export interface UpstreamTarget {
   url: string;

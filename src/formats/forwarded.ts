@@ -1,5 +1,4 @@
-import type { IncomingHttpHeaders } from "node:http";
-import type { ClientForwarding, ProviderSettings, UpstreamConnection } from "./adapter.js";
+import type { ClientForwarding, ClientHeaders, ProviderSettings, UpstreamConnection } from "./adapter.js";
 
 /** The forwarded part of the client's query string ("" when none, or when the client speaks another API). */
 export function forwardedQuery(query: URLSearchParams | undefined, forwarding: ClientForwarding): string {
@@ -10,7 +9,7 @@ export function forwardedQuery(query: URLSearchParams | undefined, forwarding: C
 }
 
 /** The forwarded headers the client sent, repeated values joined as HTTP joins them. */
-export function forwardedHeaders(headers: IncomingHttpHeaders, forwarding: ClientForwarding): Record<string, string> {
+export function forwardedHeaders(headers: ClientHeaders, forwarding: ClientForwarding): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const name of forwarding.headers) {
     const value = headers[name];

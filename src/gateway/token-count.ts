@@ -1,7 +1,13 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { assertNever, type ConversationRequest, type Part, type ToolResultContentPart } from "../core/index.js";
+import {
+  assertNever,
+  type ConversationRequest,
+  missingPackage,
+  type Part,
+  type ToolResultContentPart,
+} from "../core/index.js";
 
 /**
  * Input-token counts when the upstream gives none.
@@ -103,7 +109,8 @@ class TokenizerThread {
       for (const job of this.pending.values()) job.reject(error);
       this.pending.clear();
     };
-    worker.on("error", stop);
+    // The tokenizer is an optional package for a library install: its absence names it.
+    worker.on("error", (error) => stop(missingPackage(error, "gpt-tokenizer", "count_tokens") ?? error));
     worker.on("exit", (code) => stop(new Error(`the token counting thread exited (${code})`)));
   }
 

@@ -7,6 +7,7 @@ import { runFidelityContract } from "./contract-fidelity.suite.js";
 import { NotFoundError } from "./errors.js";
 import { DEFAULT_OWNER } from "./owner.js";
 import { messageArbitrary } from "./test-support/arbitraries.js";
+import { catalogueContract } from "./test-support/catalogue-contract.js";
 import { ownerContract } from "./test-support/owner-contract.js";
 import { answerEvents, regressionHistory } from "./test-support/regression-history.js";
 import { traceContract } from "./trace-contract.suite.js";
@@ -63,6 +64,7 @@ export function runStoreContract(
     });
 
     ownerContract(fresh);
+    catalogueContract(fresh);
 
     describe("identity by construction", () => {
       test("the regression history loads the same appended one per call or all in one call", async () => {

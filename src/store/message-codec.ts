@@ -1,3 +1,4 @@
+import { checkMessage } from "../core/check.js";
 import { InvalidRequestError, type Message, type Role, type WireFormat } from "../core/index.js";
 import { upgradeLegacyExtras } from "./legacy-extra.js";
 import type { MessageSource, StoredMessage } from "./types.js";
@@ -17,7 +18,6 @@ export interface EncodedMessage {
   source: string | null;
 }
 
-const roles: ReadonlySet<string> = new Set<Role>(["system", "user", "assistant"]);
 const wireFormats: ReadonlySet<string> = new Set<WireFormat>(["anthropic", "openai"]);
 
 /** `encodeMessage` for each message, with its source (`sources[i]`) when there is one. */
@@ -36,22 +36,8 @@ export function encodeMessages(
 
 export function encodeMessage(message: Message, index: number, source?: MessageSource): EncodedMessage {
   // The gateway validates wire input; this guards the store's own invariants against library callers.
-  if (message === null || typeof message !== "object")
-    throw new InvalidRequestError("must be a message", `messages[${index}]`);
-  if (!roles.has(message.role)) {
-    throw new InvalidRequestError(
-      `role must be system, user or assistant, got ${JSON.stringify(message.role)}`,
-      `messages[${index}].role`,
-    );
-  }
-  if (!Array.isArray(message.parts))
-    throw new InvalidRequestError("must be an array of parts", `messages[${index}].parts`);
-  const parts = message.parts.map((part, position) => {
-    if (part === null || typeof part !== "object" || typeof part.type !== "string") {
-      throw new InvalidRequestError("must be a part with a string type", `messages[${index}].parts[${position}]`);
-    }
-    return JSON.stringify(part);
-  });
+  checkMessage(message, ["messages", index]);
+  const parts = message.parts.map((part) => JSON.stringify(part));
   if (source !== undefined && (!wireFormats.has(source.format) || typeof source.json !== "string")) {
     throw new InvalidRequestError(
       "must be {format: anthropic or openai, json: the message's JSON text}",

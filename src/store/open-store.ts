@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { InvalidRequestError } from "../core/index.js";
+import { InvalidRequestError, importOptional } from "../core/index.js";
 import { DEFAULT_TRACE_BYTES, DEFAULT_TRACE_RETENTION, type TraceRetention } from "./retention.js";
 import type { FlushPolicy } from "./streaming-writer.js";
 import type { TraceQueueLimits } from "./trace-queue.js";
@@ -46,7 +46,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   return store;
 }
 
-/** Each backend and its driver load only when a URL names it: the gateway starts faster and lighter. */
+/**
+ * Each backend and its driver load only when a URL names it: the gateway starts faster and lighter, and a library
+ * user installs only the driver of the store it opens (a missing one is a `MissingPackageError` naming it).
+ */
 async function openBackend(
   url: string,
   options: OpenStoreOptions,
@@ -64,7 +67,7 @@ async function openBackend(
   }
   if (url.startsWith("sqlite:")) {
     const [{ default: Database }, { SqliteStore }] = await Promise.all([
-      import("better-sqlite3"),
+      importOptional("better-sqlite3", "the SQLite store (sqlite:)", () => import("better-sqlite3")),
       import("./sqlite/sqlite-store.js"),
     ]);
     const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/|\.)/, "");
@@ -80,7 +83,7 @@ async function openBackend(
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
     const [{ default: pg }, { PostgresStore }] = await Promise.all([
-      import("pg"),
+      importOptional("pg", "the PostgreSQL store (postgres:)", () => import("pg")),
       import("./postgres/postgres-store.js"),
     ]);
     const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });

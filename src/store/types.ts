@@ -23,6 +23,21 @@ export interface CreateOptions extends OwnerOptions {
 export interface AppendOptions extends OwnerOptions {
   sources?: ReadonlyArray<MessageSource | undefined>; // one per message, in order; undefined where there is none
 }
+/** A stored conversation as a list shows it. */
+export interface ConversationSummary {
+  id: string;
+  createdAt: string;
+  metadata: Record<string, unknown>;
+}
+/** A stored conversation read back whole: what it was created with, and its messages in order. */
+export interface StoredConversation extends ConversationSummary {
+  messages: StoredMessage[];
+}
+export type MetadataValue = string | number | boolean | null;
+export interface ListConversationsOptions extends OwnerOptions {
+  metadata?: Record<string, MetadataValue>; // only conversations whose metadata has each key with this value (and type)
+  limit?: number; // 1 to 1000, default 100
+}
 /**
  * One gateway exchange. The bodies are text exactly as received or sent (the responses cut at
  * `traces.maxBodyBytes`), and come back from `getTrace` byte for byte (after key redaction).
@@ -134,6 +149,9 @@ export interface ConversationStore {
   appendMessages(conversationId: string, messages: Message[], options?: AppendOptions): Promise<StoredMessage[]>; // throws NotFoundError (ParleyError "not_found_error") for an unknown id
   loadConversation(conversationId: string, options?: OwnerOptions): Promise<StoredMessage[] | undefined>; // undefined for an unknown id; ordered by seq
   startMessage(conversationId: string, role: Role, options?: OwnerOptions): Promise<StreamingMessageWriter>; // streaming persistence of an answer
+  listConversations(options?: ListConversationsOptions): Promise<ConversationSummary[]>; // the owner's, newest first
+  getConversation(id: string, options?: OwnerOptions): Promise<StoredConversation | undefined>; // undefined for an unknown id
+  deleteConversation(id: string, options?: OwnerOptions): Promise<boolean>; // false for an unknown id; its messages go with it
   /**
    * Queues a trace for the background writer and returns at once, never waiting on disk. The promise resolves
    * once the trace is stored and rejects with a `TraceNotRecordedError` when it was dropped (queue full) or its

@@ -1,8 +1,20 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { IncompleteStreamError } from "../core/errors.js";
 import { encodeOriginSignature } from "../core/reasoning-origin.js";
 import type { StreamEvent } from "../core/stream-events.js";
-import { accumulate, createAccumulator, parseToolInput, StreamOrderError } from "./accumulate.js";
+import { createAnthropicStreamDecoder } from "../formats/anthropic/stream-decoder.js";
+import { accumulate, createAccumulator, foldEvents, parseToolInput, StreamOrderError } from "./accumulate.js";
+import { parseSse } from "./sse.js";
+
+function catchError(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected it to throw");
+}
 
 const start: StreamEvent = { type: "message-start", id: "msg_1", model: "m", usage: { inputTokens: 3 } };
 const finish: StreamEvent = {
@@ -140,6 +152,60 @@ describe("accumulate", () => {
     expect(accumulator.error).toEqual({ type: "overloaded_error", message: "Overloaded" });
     expect(accumulator.snapshot().message.parts).toEqual([{ type: "text", text: "so far" }]);
     expect(() => accumulator.push(finish)).toThrow(/after the stream ended/);
+  });
+
+  describe("an interrupted answer never reads as a finished one", () => {
+    const textSoFar: StreamEvent[] = [
+      start,
+      { type: "block-start", index: 0, part: { type: "text", text: "" } },
+      { type: "text-delta", index: 0, text: "half an ans" },
+    ];
+
+    test("a stream ending in an upstream error throws IncompleteStreamError with the error and the partial answer", () => {
+      const error = { type: "overloaded_error", message: "Overloaded", status: 529 };
+      const thrown = catchError(() => accumulate([...textSoFar, { type: "error", error }]));
+      expect(thrown).toBeInstanceOf(IncompleteStreamError);
+      expect(thrown).toMatchObject({ reason: "error", type: "overloaded_error", status: 529, streamError: error });
+      expect((thrown as IncompleteStreamError).partial.message.parts).toEqual([{ type: "text", text: "half an ans" }]);
+      expect((thrown as Error).message).toMatch(/Overloaded/);
+    });
+
+    test("events that stop before finish (the decoder's finish() forgotten) throw, reason unfinished", () => {
+      const thrown = catchError(() => accumulate(textSoFar));
+      expect(thrown).toMatchObject({ name: "IncompleteStreamError", reason: "unfinished", type: "api_error" });
+      expect((thrown as Error).message).toMatch(/finish\(\)/);
+      expect((thrown as IncompleteStreamError).partial.message.parts).toEqual([{ type: "text", text: "half an ans" }]);
+      expect(catchError(() => accumulate([]))).toBeInstanceOf(IncompleteStreamError);
+    });
+
+    test("a cut stream, whose decoder's finish() reports the cut, throws with that error", () => {
+      const decoder = createAnthropicStreamDecoder();
+      const events = parseSse(
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"c","usage":{"input_tokens":1}}}\n\n' +
+          'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n' +
+          'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cut he"}}\n\n',
+      ).flatMap((message) => decoder.push(message));
+      expect(catchError(() => accumulate(events))).toMatchObject({ reason: "unfinished" });
+      const thrown = catchError(() => accumulate([...events, ...decoder.finish()]));
+      expect(thrown).toMatchObject({ reason: "error", message: expect.stringMatching(/ended before message_stop/) });
+      expect((thrown as IncompleteStreamError).partial.message.parts).toEqual([{ type: "text", text: "cut he" }]);
+    });
+
+    test("the accumulator's result() says the same; a finished stream gives its answer", () => {
+      const accumulator = createAccumulator();
+      for (const event of textSoFar) accumulator.push(event);
+      expect(() => accumulator.result()).toThrow(IncompleteStreamError);
+      accumulator.push({ type: "block-end", index: 0 });
+      accumulator.push(finish);
+      expect(accumulator.result().stopReason.unified).toBe("end_turn");
+    });
+
+    test("foldEvents folds whatever came and hands the error over as a value", () => {
+      const error = { type: "api_error", message: "boom" };
+      const folded = foldEvents([...textSoFar, { type: "error", error }]);
+      expect(folded.error).toEqual(error);
+      expect(folded.answer.message.parts).toEqual([{ type: "text", text: "half an ans" }]);
+    });
   });
 
   const orderCases: Array<[string, StreamEvent[], RegExp]> = [

@@ -1,5 +1,6 @@
 import { jsonrepair } from "jsonrepair";
 import type { ConversationResponse } from "../core/conversation.js";
+import { IncompleteStreamError } from "../core/errors.js";
 import type { Extra } from "../core/extra.js";
 import type { Part, ToolCallPart } from "../core/parts.js";
 import { decodeOriginSignature } from "../core/reasoning-origin.js";
@@ -42,6 +43,11 @@ export interface Accumulator {
   push(event: StreamEvent): void;
   /** The message so far: closed blocks as they are, the open block as received up to now. */
   snapshot(): ConversationResponse;
+  /**
+   * The finished answer. A stream that ended in an `error` event, or whose events stop before `finish`, has none:
+   * that throws an `IncompleteStreamError` carrying the answer as far as it came.
+   */
+  result(): ConversationResponse;
   /** The parts so far, as `snapshot` shows them, uncopied (views: read them, do not modify them). */
   parts(): Part[];
   /** With `trackChanges`: the parts changed since the last call, in position order. */
@@ -58,10 +64,24 @@ export function createAccumulator(options: AccumulatorOptions = {}): Accumulator
   return new StreamAccumulator(options);
 }
 
+/**
+ * The answer a whole stream of events describes. A stream that ended in an error (an upstream's, or a cut that the
+ * decoder's `finish()` reported), or whose events stop before `finish`, throws an `IncompleteStreamError` with the
+ * answer as far as it came: an interrupted answer never reads as a finished one.
+ */
 export function accumulate(events: Iterable<StreamEvent>): ConversationResponse {
   const accumulator = new StreamAccumulator({});
   for (const event of events) accumulator.push(event);
-  return accumulator.take();
+  if (accumulator.ended && accumulator.error === undefined) return accumulator.take();
+  throw new IncompleteStreamError(accumulator.take(), accumulator.error);
+}
+
+/** The fold of `accumulate` without its check of the ending: for a caller that reads `error` itself. */
+export function foldEvents(events: Iterable<StreamEvent>): { answer: ConversationResponse; error?: StreamError } {
+  const accumulator = new StreamAccumulator({});
+  for (const event of events) accumulator.push(event);
+  const answer = accumulator.take();
+  return accumulator.error === undefined ? { answer } : { answer, error: accumulator.error };
 }
 
 /** Tool-call arguments as received: parsed at block end; invalid JSON is repaired and the text kept. */
@@ -240,6 +260,11 @@ class StreamAccumulator implements Accumulator {
 
   restoreChanges(positions: Iterable<number>): void {
     for (const position of positions) this.changed?.add(position);
+  }
+
+  result(): ConversationResponse {
+    if (this.ended && this.error === undefined) return this.snapshot();
+    throw new IncompleteStreamError(this.snapshot(), this.error);
   }
 
   /** The message itself, uncopied, for a caller that discards the accumulator (`accumulate`). */

@@ -15,7 +15,7 @@ export interface AnthropicPreset {
 }
 
 /** The base URL each provider documents for its Anthropic endpoint is in docs/configuration.md. */
-export const ANTHROPIC_PRESETS: Readonly<Record<string, AnthropicPreset>> = {
+const PRESET_TABLE = {
   /** api.anthropic.com, or a proxy that forwards to it unchanged. */
   anthropic: { id: "anthropic", signatures: "anthropic" },
   /** api.deepseek.com/anthropic: its signatures break a session resumed on Anthropic. */
@@ -37,7 +37,15 @@ export const ANTHROPIC_PRESETS: Readonly<Record<string, AnthropicPreset>> = {
   ollama: { id: "ollama", signatures: "own" },
   /** A server Parley does not know. */
   generic: { id: "generic", signatures: "unknown" },
-};
+} satisfies Record<string, AnthropicPreset>;
+
+/** The name of an Anthropic-format preset. */
+export type AnthropicPresetName = keyof typeof PRESET_TABLE;
+
+export const ANTHROPIC_PRESETS: Readonly<Record<string, AnthropicPreset>> = PRESET_TABLE;
+
+/** Every preset's name, in the table's order. */
+export const ANTHROPIC_PRESET_NAMES = /* @__PURE__ */ Object.keys(PRESET_TABLE) as readonly AnthropicPresetName[];
 
 const hostRules: Array<[RegExp, string]> = [
   [/^api\.anthropic\.com$/, "anthropic"],

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import type { Part } from "../../core/parts.js";
+import { randomHex } from "../../core/portable.js";
 import { encodeOriginSignature } from "../../core/reasoning-origin.js";
 import type { StreamError, StreamEvent } from "../../core/stream-events.js";
 import type { Usage } from "../../core/usage.js";
@@ -67,7 +67,7 @@ class Encoder implements AnthropicStreamEncoder {
         );
         const message = {
           // clients key on the id; a source that had none still gets one
-          id: this.options.id ?? (event.id === "" ? `msg_${randomBytes(12).toString("hex")}` : event.id),
+          id: this.options.id ?? (event.id === "" ? `msg_${randomHex(12)}` : event.id),
           type: "message",
           role: "assistant",
           model: this.options.model ?? event.model,

@@ -1,6 +1,12 @@
-import type { ConversationRequest, ConversationResponse, Converted } from "../../core/index.js";
+import {
+  type ConversationRequest,
+  type ConversationResponse,
+  type Converted,
+  InvalidRequestError,
+} from "../../core/index.js";
 import {
   type ClientForwarding,
+  type NotAnAnswer,
   type ProviderSettings,
   type RepairTarget,
   SettingError,
@@ -51,21 +57,26 @@ export const anthropicUpstream: UpstreamSide = {
   decodeResponse: decodeResponse,
   streamDecoder: createAnthropicStreamDecoder,
   forwarded: ANTHROPIC_FORWARDED,
-  notAnAnswer(body) {
-    if (body.type !== "error") return undefined;
-    const error = (body.error ?? {}) as { type?: unknown; message?: unknown };
-    return {
-      error: {
-        type: typeof error.type === "string" ? error.type : "api_error",
-        message: typeof error.message === "string" ? error.message : JSON.stringify(body.error ?? null),
-      },
-    };
-  },
-  checkAnswer(body) {
-    if (!Array.isArray(body.content))
-      throw new Error("content: must be an array of content blocks (is this a Messages API response?)");
-  },
+  notAnAnswer: anthropicNotAnAnswer,
+  checkAnswer: checkAnthropicAnswer,
 };
+
+/** An error document sent in place of an answer. */
+export function anthropicNotAnAnswer(body: Record<string, unknown>): NotAnAnswer | undefined {
+  if (body.type !== "error") return undefined;
+  const error = (body.error ?? {}) as { type?: unknown; message?: unknown };
+  return {
+    error: {
+      type: typeof error.type === "string" ? error.type : "api_error",
+      message: typeof error.message === "string" ? error.message : JSON.stringify(body.error ?? null),
+    },
+  };
+}
+
+export function checkAnthropicAnswer(body: Record<string, unknown>): void {
+  if (!Array.isArray(body.content))
+    throw new InvalidRequestError("must be an array of content blocks (is this a Messages API response?)", "content");
+}
 
 function decodeResponse(body: Record<string, unknown>): Converted<ConversationResponse> {
   return { value: anthropicResponseToCore(body as AnthropicMessageResponse), lossy: [] };
@@ -129,7 +140,7 @@ function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
  * OpenAI clients put the system prompt first among the messages; Anthropic's place for it is `system`, which
  * every Anthropic-compatible server reads (not all of them take a `system` message in place).
  */
-function hoistLeadingSystem(request: ConversationRequest): ConversationRequest {
+export function hoistLeadingSystem(request: ConversationRequest): ConversationRequest {
   let count = 0;
   while (request.messages[count]?.role === "system") count++;
   if (count === 0 || request.system !== undefined) return request;

@@ -1,8 +1,10 @@
 import type { TextToolCallFormat } from "../../text/text-tool-calls/index.js";
 
 import type { ReasoningMode } from "../adapter.js";
+import type { OpenAIPresetName } from "./preset-names.js";
 
 export type { ReasoningMode } from "../adapter.js";
+export type { OpenAIPresetName } from "./preset-names.js";
 
 /** How a server is told to think. */
 export type ThinkingSwitch =
@@ -100,7 +102,7 @@ const base: Omit<OpenAICompat, "id"> = {
 };
 
 /** Values from the protocol notes, sections C (reasoning) and B (OpenAI rules); the source is named per preset. */
-export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
+const PRESET_TABLE = {
   /** Unknown OpenAI-compatible server: inline tags are the one form every chat template reads. */
   generic: { id: "generic", ...base },
   /** NIM: `reasoning_content`; thinking via chat_template_kwargs (Nemotron uses the system prompt: override). */
@@ -217,7 +219,9 @@ export const PRESETS: Readonly<Record<string, OpenAICompat>> = {
     strictToolMessageOrder: true,
     maxTokensField: "max_completion_tokens",
   },
-};
+} satisfies Record<OpenAIPresetName, OpenAICompat>;
+
+export const PRESETS: Readonly<Record<string, OpenAICompat>> = PRESET_TABLE;
 
 const hostRules: Array<[RegExp, string]> = [
   [/integrate\.api\.nvidia\.com/, "nvidia-nim"],

@@ -1,4 +1,5 @@
 import { type Extra, type Fields, fieldsFor, type LossyEntry, type Part, type SharesField } from "../../core/index.js";
+import { utf8ToBase64 } from "../../core/portable.js";
 import type { OpenAICompat } from "./compat.js";
 import { MESSAGE_FIELDS, REQUEST_FIELDS } from "./fields.js";
 import type { OpenAIContentPart } from "./wire-types.js";
@@ -111,7 +112,7 @@ export function encodeContentPart(part: Part, path: string, context: EncodeConte
       const url =
         source.type === "url"
           ? source.url
-          : `data:${source.mediaType};base64,${source.type === "base64" ? source.data : Buffer.from(source.data).toString("base64")}`;
+          : `data:${source.mediaType};base64,${source.type === "base64" ? source.data : utf8ToBase64(source.data)}`;
       return { ...extra, type: "image_url", image_url: { url, ...(imageExtra as Fields | undefined) } };
     }
     case "document": {

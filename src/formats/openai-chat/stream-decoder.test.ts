@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "../../core/index.js";
-import { accumulate } from "../../stream/accumulate.js";
+import { accumulate, foldEvents } from "../../stream/accumulate.js";
 import { parseSse } from "../../stream/sse.js";
 import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 import { openaiResponseToCore } from "./to-core.js";
@@ -18,8 +18,9 @@ function run(sse: string, options?: OpenAIDecodeOptions): StreamEvent[] {
 const chunk = (delta: object, extra: object = {}) =>
   `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
 
+/** The parts of a stream's answer, whether it finished or not (some of these streams are cut on purpose). */
 function shape(events: StreamEvent[]) {
-  return accumulate(events).message.parts.map((part) => {
+  return foldEvents(events).answer.message.parts.map((part) => {
     if (part.type === "text") return ["text", part.text];
     if (part.type === "thinking") return ["thinking", part.thinking];
     if (part.type === "tool_call") return ["tool", part.id, part.name, part.input];

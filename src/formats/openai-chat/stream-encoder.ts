@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { assertNever, type StreamEvent, type ThinkingPart } from "../../core/index.js";
+import { randomHex } from "../../core/portable.js";
 import type { ReasoningMode } from "./compat.js";
 import { finishReasonFor } from "./map-finish-reason.js";
 import { sealedDetail } from "./sealed-reasoning.js";
@@ -59,7 +59,7 @@ class StreamEncoder implements OpenAIStreamEncoder {
     switch (event.type) {
       case "message-start":
         // Clients key chunks by id: a source that had none (or Parley's own start) still gets one.
-        if (this.id === "") this.id = event.id === "" ? `chatcmpl-${randomBytes(12).toString("hex")}` : event.id;
+        if (this.id === "") this.id = event.id === "" ? `chatcmpl-${randomHex(12)}` : event.id;
         return this.chunk({ role: "assistant", content: "" });
       case "block-start": {
         const part = event.part;

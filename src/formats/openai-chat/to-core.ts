@@ -7,7 +7,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from "../../core/index.js";
-import { accumulate } from "../../stream/accumulate.js";
+import { foldEvents } from "../../stream/accumulate.js";
 import { withExtra } from "./content-to-core.js";
 import { openaiMessagesToCore } from "./messages-to-core.js";
 import { createOpenAIChunkDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
@@ -99,7 +99,7 @@ export function openaiResponseToCore(
     choices: choice ? [{ index: 0, delta: choice.message ?? {}, finish_reason: choice.finish_reason }] : [],
     usage: body.usage,
   };
-  const response = accumulate([...decoder.pushChunk(chunk), ...decoder.end()]);
+  const response = foldEvents([...decoder.pushChunk(chunk), ...decoder.end()]).answer;
   if (choices.length > 1) {
     lossy.push({
       code: "extra-choices-dropped",

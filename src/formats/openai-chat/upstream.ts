@@ -1,6 +1,7 @@
-import type { ConversationRequest, LossyEntry } from "../../core/index.js";
+import { type ConversationRequest, InvalidRequestError, type LossyEntry } from "../../core/index.js";
 import {
   type ClientForwarding,
+  type NotAnAnswer,
   type ProviderSettings,
   type RepairTarget,
   SettingError,
@@ -37,31 +38,14 @@ const OPENAI_FORWARDED: ClientForwarding = { headers: [], queryParameters: [] };
 export const openaiChatUpstream: UpstreamSide = {
   type: "openai",
   // OpenAI's own rule, which `parley repair --for openai` applies: tool messages right after the tool calls.
-  repairTarget: openaiRepairTarget({ strictToolMessageOrder: true }),
+  repairTarget: /* @__PURE__ */ openaiRepairTarget({ strictToolMessageOrder: true }),
   connect: connectOpenAI,
   encodeRequest: (request, options = {}) =>
     coreToOpenAIRequest(request, { reasoning: options.reasoning ?? "think-tags" }),
   decodeResponse: (body) => openaiResponseToCore(body as OpenAIChatResponse),
   streamDecoder: () => createOpenAIStreamDecoder(),
-  notAnAnswer(body) {
-    // Some servers send an error object with a 2xx: it is the error the same status would have been.
-    if (body.error !== undefined && body.error !== null && !Array.isArray(body.choices))
-      return { error: streamErrorFromOpenAI(body.error) };
-    if (!Array.isArray(body.choices) || body.choices.length === 0)
-      return { noAnswer: "upstream answered without any choices" };
-    return undefined;
-  },
-  checkAnswer(body) {
-    const choices = body.choices;
-    if (!Array.isArray(choices) || choices.length === 0)
-      throw new Error("choices: must be a non-empty array of choices (is this a Chat Completions response?)");
-    const message = (choices[0] as { message?: unknown } | null)?.message;
-    if (message === null || typeof message !== "object" || Array.isArray(message))
-      throw new Error("choices[0].message: must be an object");
-    const content = (message as { content?: unknown }).content;
-    if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content))
-      throw new Error("choices[0].message.content: must be a string, an array of parts or null");
-  },
+  notAnAnswer: openaiNotAnAnswer,
+  checkAnswer: checkOpenAIAnswer,
   streamEndMarker: "[DONE]",
   forwarded: OPENAI_FORWARDED,
   streamEventLossy(data): LossyEntry | undefined {
@@ -72,8 +56,37 @@ export const openaiChatUpstream: UpstreamSide = {
   },
 };
 
+/** An error object, or no choices, behind a 2xx. */
+export function openaiNotAnAnswer(body: Record<string, unknown>): NotAnAnswer | undefined {
+  // Some servers send an error object with a 2xx: it is the error the same status would have been.
+  if (body.error !== undefined && body.error !== null && !Array.isArray(body.choices))
+    return { error: streamErrorFromOpenAI(body.error) };
+  if (!Array.isArray(body.choices) || body.choices.length === 0)
+    return { noAnswer: "upstream answered without any choices" };
+  return undefined;
+}
+
+export function checkOpenAIAnswer(body: Record<string, unknown>): void {
+  const choices = body.choices;
+  if (!Array.isArray(choices) || choices.length === 0)
+    throw new InvalidRequestError(
+      "must be a non-empty array of choices (is this a Chat Completions response?)",
+      "choices",
+    );
+  const message = (choices[0] as { message?: unknown } | null)?.message;
+  if (message === null || typeof message !== "object" || Array.isArray(message))
+    throw new InvalidRequestError("must be an object", "choices[0].message");
+  const content = (message as { content?: unknown }).content;
+  if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content))
+    throw new InvalidRequestError("must be a string, an array of parts or null", "choices[0].message.content");
+}
+
 /** Every setting name a provider's `compat` may override. */
-const COMPAT_KEYS = new Set([...Object.keys(PRESETS.generic ?? {}), "maxTokensCap", "textToolCallFormat"]);
+const COMPAT_KEYS = /* @__PURE__ */ new Set([
+  ...Object.keys(PRESETS.generic ?? {}),
+  "maxTokensCap",
+  "textToolCallFormat",
+]);
 
 function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
   const compat = compatOf(provider);

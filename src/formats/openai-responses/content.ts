@@ -7,6 +7,7 @@ import type {
   TextPart,
   ToolResultContentPart,
 } from "../../core/index.js";
+import { utf8ToBase64 } from "../../core/portable.js";
 import { keep, kept } from "./extra.js";
 import type { ResponsesContentPart } from "./wire-types.js";
 
@@ -60,7 +61,7 @@ function urlFromSource(source: MediaSource): string {
     case "base64":
       return `data:${source.mediaType};base64,${source.data}`;
     case "text":
-      return `data:${source.mediaType};base64,${Buffer.from(source.data).toString("base64")}`;
+      return `data:${source.mediaType};base64,${utf8ToBase64(source.data)}`;
   }
 }
 

@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../../core/portable.js";
 
 /** An id in OpenAI's style for what Parley itself makes: `resp_…`, `msg_…`, `rs_…`, `fc_…`, `ctc_…`. */
 export function newItemId(prefix: string): string {
-  return `${prefix}_${randomBytes(24).toString("hex")}`;
+  return `${prefix}_${randomHex(24)}`;
 }

@@ -6,7 +6,7 @@ import type {
   ResponseFormat,
   ThinkingConfig,
 } from "../../core/index.js";
-import { accumulate } from "../../stream/accumulate.js";
+import { foldEvents } from "../../stream/accumulate.js";
 import type { AnswerState } from "../adapter.js";
 import { keep } from "./extra.js";
 import { itemsToCore } from "./items-to-core.js";
@@ -134,7 +134,7 @@ export function responsesResponseToCore(
     ...decoder.push({ type: "response.created", response: body }),
     ...decoder.push({ type: last, response: body }),
   ];
-  const response = accumulate(events.filter((event) => event.type !== "error"));
+  const response = foldEvents(events.filter((event) => event.type !== "error")).answer;
   const lossy: LossyEntry[] = [];
   const output = Array.isArray(body.output) ? (body.output as ResponsesItem[]) : [];
   output.forEach((item, index) => {

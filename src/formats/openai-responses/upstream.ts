@@ -1,5 +1,7 @@
+import { InvalidRequestError } from "../../core/index.js";
 import {
   type ClientForwarding,
+  type NotAnAnswer,
   type ProviderSettings,
   type RepairTarget,
   SettingError,
@@ -38,21 +40,25 @@ export const responsesUpstream: UpstreamSide = {
     coreToResponsesRequest(request, { reasoning: options.reasoning === "drop" ? "drop" : "think-tags" }),
   decodeResponse: (body) => responsesResponseToCore(body),
   streamDecoder: () => createResponsesStreamDecoder(),
-  notAnAnswer(body) {
-    // An error object instead of a response (a 2xx some servers send), or a response that failed.
-    if (body.object !== "response" && body.error !== undefined && body.error !== null && !Array.isArray(body.output))
-      return { error: streamErrorFromResponses(body.error) };
-    if (body.status === "failed")
-      return { error: streamErrorFromResponses(body.error ?? { message: "the response failed" }) };
-    if (!Array.isArray(body.output)) return { noAnswer: "upstream answered without an output" };
-    return undefined;
-  },
-  checkAnswer(body) {
-    if (!Array.isArray(body.output))
-      throw new Error("output: must be an array of output items (is this a Responses API response?)");
-  },
+  notAnAnswer: responsesNotAnAnswer,
+  checkAnswer: checkResponsesAnswer,
   forwarded: RESPONSES_FORWARDED,
 };
+
+/** An error object instead of a response (a 2xx some servers send), a response that failed, or no output. */
+export function responsesNotAnAnswer(body: Record<string, unknown>): NotAnAnswer | undefined {
+  if (body.object !== "response" && body.error !== undefined && body.error !== null && !Array.isArray(body.output))
+    return { error: streamErrorFromResponses(body.error) };
+  if (body.status === "failed")
+    return { error: streamErrorFromResponses(body.error ?? { message: "the response failed" }) };
+  if (!Array.isArray(body.output)) return { noAnswer: "upstream answered without an output" };
+  return undefined;
+}
+
+export function checkResponsesAnswer(body: Record<string, unknown>): void {
+  if (!Array.isArray(body.output))
+    throw new InvalidRequestError("must be an array of output items (is this a Responses API response?)", "output");
+}
 
 function connectResponses(provider: ProviderSettings): UpstreamConnection {
   if (provider.preset !== undefined)

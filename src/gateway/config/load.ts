@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { z } from "zod/mini";
+import { missingPackage } from "../../core/index.js";
 import { findUpstreamType, orList, UPSTREAM_TYPES } from "../../formats/registry.js";
 import { type FileConfig, fileConfigSchema, REASONING_MODES, type ReasoningModeName } from "./schema.js";
 import type { GatewayConfig, ProviderConfig } from "./types.js";
@@ -310,6 +311,11 @@ function trimSlash(url: string): string {
 
 /** The YAML parser loads only for a YAML config file (it is a fifth of start-up otherwise). */
 function parseYaml(text: string): unknown {
-  const { parse } = createRequire(import.meta.url)("yaml") as typeof import("yaml");
-  return parse(text);
+  let yaml: typeof import("yaml");
+  try {
+    yaml = createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  } catch (error) {
+    throw missingPackage(error, "yaml", "a YAML configuration file") ?? error;
+  }
+  return yaml.parse(text);
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
+import { checkMetadata, listQuery, metadataMatches } from "../catalogue.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
@@ -10,10 +11,13 @@ import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-q
 import type {
   AppendOptions,
   ConversationStore,
+  ConversationSummary,
   CreateOptions,
+  ListConversationsOptions,
   NewStoredAnswer,
   OwnerOptions,
   StoredAnswer,
+  StoredConversation,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -71,7 +75,7 @@ export class MemoryStore implements ConversationStore {
     this.conversations.set(id, {
       owner: ownerOf(options),
       createdAt: new Date().toISOString(),
-      metadata: JSON.stringify(options.metadata ?? {}),
+      metadata: JSON.stringify(checkMetadata(options.metadata)),
       nextSeq: 1,
       messages: [],
     });
@@ -136,6 +140,30 @@ export class MemoryStore implements ConversationStore {
         },
       },
     });
+  }
+
+  async listConversations(options?: ListConversationsOptions): Promise<ConversationSummary[]> {
+    const query = listQuery(options);
+    const found: ConversationSummary[] = [];
+    // Newest first: the map keeps creation order, so it is read backwards.
+    for (const [id, conversation] of [...this.conversations].reverse()) {
+      if (found.length === query.limit) break;
+      if (conversation.owner !== query.owner) continue;
+      const metadata = JSON.parse(conversation.metadata) as Record<string, unknown>;
+      if (metadataMatches(metadata, query.filters)) found.push({ id, createdAt: conversation.createdAt, metadata });
+    }
+    return found;
+  }
+
+  async getConversation(id: string, options?: OwnerOptions): Promise<StoredConversation | undefined> {
+    const conversation = this.owned(id, options);
+    if (conversation === undefined) return undefined;
+    const metadata = JSON.parse(conversation.metadata) as Record<string, unknown>;
+    return { id, createdAt: conversation.createdAt, metadata, messages: conversation.messages.map(toStored) };
+  }
+
+  async deleteConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    return this.owned(id, options) !== undefined && this.conversations.delete(id);
   }
 
   recordTrace(trace: TraceRecord): Promise<void> {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
+import { checkMetadata, listQuery } from "../catalogue.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import { decodeMessage, emptyEnvelope, encodeMessages, storedMessage } from "../message-codec.js";
 import { ownerOf } from "../owner.js";
@@ -11,10 +12,13 @@ import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-q
 import type {
   AppendOptions,
   ConversationStore,
+  ConversationSummary,
   CreateOptions,
+  ListConversationsOptions,
   NewStoredAnswer,
   OwnerOptions,
   StoredAnswer,
+  StoredConversation,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -52,6 +56,9 @@ interface LoadedRow {
 
 /** The messages' conversation is held by the owner in `$2`. */
 const OWNED = "EXISTS (SELECT 1 FROM conversations c WHERE c.id = $1 AND c.owner = $2)";
+
+/** A conversation's creation instant as the other backends give it (`toISOString()` form). */
+const ISO_CREATED_AT = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 /** An answer's columns, its instant as the ISO text the other backends give. */
 const ANSWER_COLUMNS = `id, owner, previous_id, messages, body,
@@ -94,7 +101,7 @@ export class PostgresStore implements ConversationStore {
     const id = options.id ?? randomUUID();
     const result = await this.pool.query(
       "INSERT INTO conversations (id, created_at, metadata, owner) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
-      [id, new Date().toISOString(), JSON.stringify(options.metadata ?? {}), ownerOf(options)],
+      [id, new Date().toISOString(), JSON.stringify(checkMetadata(options.metadata)), ownerOf(options)],
     );
     if (result.rowCount === 0) throw conversationExists(id);
     return { id };
@@ -236,6 +243,41 @@ export class PostgresStore implements ConversationStore {
       ...(this.flushPolicy ? { policy: this.flushPolicy } : {}),
       sink: { writeParts: (changes, complete) => this.writeParts(row.id, changes, complete) },
     });
+  }
+
+  async listConversations(options?: ListConversationsOptions): Promise<ConversationSummary[]> {
+    const { owner, filters, limit } = listQuery(options);
+    // Top-level containment of scalars is equality, type included (metadata is text: jsonb would reorder its keys).
+    const result = await this.pool.query(
+      `SELECT id, metadata, ${ISO_CREATED_AT} FROM conversations
+       WHERE owner = $1 AND metadata::jsonb @> $2::jsonb ORDER BY conversations.created_at DESC, id DESC LIMIT $3`,
+      [owner, JSON.stringify(Object.fromEntries(filters)), limit],
+    );
+    return (result.rows as Array<{ id: string; created_at: string; metadata: string }>).map((row) => ({
+      id: row.id,
+      createdAt: row.created_at,
+      metadata: JSON.parse(row.metadata),
+    }));
+  }
+
+  async getConversation(id: string, options?: OwnerOptions): Promise<StoredConversation | undefined> {
+    const result = await this.pool.query(
+      `SELECT metadata, ${ISO_CREATED_AT} FROM conversations WHERE id = $1 AND owner = $2`,
+      [id, ownerOf(options)],
+    );
+    const row = result.rows[0] as { created_at: string; metadata: string } | undefined;
+    const messages = row === undefined ? undefined : await this.loadConversation(id, options);
+    if (row === undefined || messages === undefined) return undefined;
+    return { id, createdAt: row.created_at, metadata: JSON.parse(row.metadata), messages };
+  }
+
+  async deleteConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    // Its messages and parts go with it (ON DELETE CASCADE).
+    const result = await this.pool.query("DELETE FROM conversations WHERE id = $1 AND owner = $2", [
+      id,
+      ownerOf(options),
+    ]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   recordTrace(trace: TraceRecord): Promise<void> {

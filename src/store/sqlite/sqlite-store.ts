@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Role } from "../../core/index.js";
 import { type AnswerRow, answerExists, answerFromRow, answerRow, chainFromRows } from "../answer-rows.js";
+import { checkMetadata, listQuery } from "../catalogue.js";
 import { conversationExists, conversationNotFound } from "../errors.js";
 import {
   decodeMessage,
@@ -17,10 +18,13 @@ import { TraceQueue, type TraceWriterOptions, writerRetention } from "../trace-q
 import type {
   AppendOptions,
   ConversationStore,
+  ConversationSummary,
   CreateOptions,
+  ListConversationsOptions,
   NewStoredAnswer,
   OwnerOptions,
   StoredAnswer,
+  StoredConversation,
   StoredMessage,
   StreamingMessageWriter,
   TracePage,
@@ -101,6 +105,8 @@ export class SqliteStore implements ConversationStore {
         "INSERT INTO conversations (id, created_at, metadata, owner) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
       ),
       hasConversation: prepare("SELECT 1 FROM conversations WHERE id = ? AND owner = ?"),
+      conversationRow: prepare("SELECT created_at, metadata FROM conversations WHERE id = ? AND owner = ?"),
+      deleteConversation: prepare("DELETE FROM conversations WHERE id = ? AND owner = ?"),
       reserveSeq: prepare(
         "UPDATE conversations SET next_seq = next_seq + ? WHERE id = ? AND owner = ? RETURNING next_seq",
       ),
@@ -143,7 +149,7 @@ export class SqliteStore implements ConversationStore {
     const result = this.statements.insertConversation.run(
       id,
       new Date().toISOString(),
-      JSON.stringify(options.metadata ?? {}),
+      JSON.stringify(checkMetadata(options.metadata)),
       ownerOf(options),
     );
     if (result.changes === 0) throw conversationExists(id);
@@ -226,6 +232,38 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
+  async listConversations(options?: ListConversationsOptions): Promise<ConversationSummary[]> {
+    const { owner, filters, limit } = listQuery(options);
+    // Each filter is one key of the top-level object, matched with its JSON type (json_each reads true as 1).
+    const clauses = filters.map(
+      ([, value]) => `AND EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = ? AND ${typeMatch(value)})`,
+    );
+    const values = filters.flatMap(([key, value]) =>
+      value === null || typeof value === "boolean" ? [key] : [key, value],
+    );
+    const rows = this.database
+      .prepare(
+        `SELECT id, created_at, metadata FROM conversations c WHERE owner = ? ${clauses.join(" ")}
+         ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+      )
+      .all(owner, ...values, limit) as Array<{ id: string; created_at: string; metadata: string }>;
+    return rows.map((row) => ({ id: row.id, createdAt: row.created_at, metadata: JSON.parse(row.metadata) }));
+  }
+
+  async getConversation(id: string, options?: OwnerOptions): Promise<StoredConversation | undefined> {
+    const row = this.statements.conversationRow.get(id, ownerOf(options)) as
+      | { created_at: string; metadata: string }
+      | undefined;
+    const messages = row === undefined ? undefined : await this.loadConversation(id, options);
+    if (row === undefined || messages === undefined) return undefined;
+    return { id, createdAt: row.created_at, metadata: JSON.parse(row.metadata), messages };
+  }
+
+  async deleteConversation(id: string, options?: OwnerOptions): Promise<boolean> {
+    // Its messages and parts go with it (ON DELETE CASCADE, foreign keys on).
+    return this.statements.deleteConversation.run(id, ownerOf(options)).changes > 0;
+  }
+
   recordTrace(trace: TraceRecord): Promise<void> {
     return this.traceQueue.enqueue(trace);
   }
@@ -301,6 +339,13 @@ export class SqliteStore implements ConversationStore {
       throw error;
     }
   }
+}
+
+/** The condition on a json_each row that its value is this one, type included. */
+function typeMatch(value: string | number | boolean | null): string {
+  if (value === null) return "j.type = 'null'";
+  if (typeof value === "boolean") return `j.type = '${value}'`;
+  return typeof value === "string" ? "j.type = 'text' AND j.atom = ?" : "j.type IN ('integer', 'real') AND j.atom = ?";
 }
 
 /** Applies the steps this database lacks, each in its own write transaction, so two processes never race. */

@@ -18,6 +18,8 @@ type Call =
 export class SqliteTraceWorker implements TraceSink {
   private worker: Worker | undefined;
   private nextId = 0;
+  /** Set by `close`: the worker stays referenced until it exits, or a script ending in `await close()` ends first. */
+  private closing = false;
   private readonly calls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
 
   constructor(private readonly data: TraceWorkerData) {}
@@ -39,8 +41,10 @@ export class SqliteTraceWorker implements TraceSink {
     const worker = this.worker;
     if (worker === undefined) return;
     const exited = new Promise((resolve) => worker.once("exit", resolve));
+    this.closing = true;
     await this.call({ kind: "close" }).catch(() => worker.terminate());
     await exited;
+    this.closing = false;
   }
 
   private call(call: Call, transfer: ArrayBuffer[] = []): Promise<unknown> {
@@ -62,7 +66,7 @@ export class SqliteTraceWorker implements TraceSink {
       const call = this.calls.get(reply.id);
       if (call === undefined) return;
       this.calls.delete(reply.id);
-      if (this.calls.size === 0) worker.unref();
+      if (this.calls.size === 0 && !this.closing) worker.unref();
       if ("error" in reply) call.reject(new Error(reply.error));
       else call.resolve(reply.result);
     });

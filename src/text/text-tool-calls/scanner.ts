@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomHex } from "../../core/portable.js";
 import { heldSuffixLength } from "../think-tags.js";
 import type { ToolLookup } from "./schema-values.js";
 import { type CallSyntax, SECTION_FAILED, SECTION_OPEN, type SectionEndFinder } from "./syntax.js";
@@ -249,7 +249,7 @@ function createCallIds(): () => string {
   let prefix = "";
   let sequence = 0;
   return () => {
-    if (prefix === "") prefix = `call_${randomUUID().replaceAll("-", "").slice(0, 16)}`;
+    if (prefix === "") prefix = `call_${randomHex(8)}`;
     return `${prefix}${(sequence++).toString(36).padStart(2, "0")}`;
   };
 }
