@@ -246,17 +246,14 @@ describe("the npm package", () => {
     const links = ["better-sqlite3", "gpt-tokenizer"].map((name) => join(project, "node_modules", name));
     for (const link of links) symlinkSync(join(repo, "node_modules", basename(link)), link, "dir");
     try {
-      // A file of its own: a worker thread inherits node's flags, and --input-type is refused without -e.
-      writeFileSync(
-        join(project, "trace.mjs"),
-        `import { openStore } from "parley/store";
+      const program = `import { openStore } from "parley/store";
         const store = await openStore("sqlite:./traces/library.db");
         const trace = { id: "t1", requestId: "r1", createdAt: new Date().toISOString(), route: "/v1/messages",
           clientRequest: "{}", lossy: [], repair: [], timings: {} };
         await store.recordTrace(trace);
         console.log((await store.getTrace("r1"))?.id, store.traceStats().recorded);
-        await store.close();`,
-      );
+        await store.close();`;
+      writeFileSync(join(project, "trace.mjs"), program);
       // Ending on `await store.close()` exits 0: the writer's thread, idle once it answered the close, kept nothing
       // alive until it exited, and node gave up on the await (exit code 13) in about two runs of three.
       for (let attempt = 0; attempt < 4; attempt++) {
@@ -264,6 +261,10 @@ describe("the npm package", () => {
         const stored = await run(process.execPath, ["trace.mjs"], { cwd: project });
         expect(stored.stdout.trim()).toBe("t1 1");
       }
+      // Run as `node --input-type=module -e`: the writer's thread must not inherit --input-type, which its file refuses.
+      rmSync(join(project, "traces"), { recursive: true, force: true });
+      const evaluated = await run(process.execPath, ["--input-type=module", "-e", program], { cwd: project });
+      expect(evaluated.stdout.trim()).toBe("t1 1");
       const requestId = await servedAndTraced();
       const binary = join(project, "node_modules/parley/dist/parley.js");
       const shown = await run(process.execPath, [binary, "trace", "show", requestId, "--store", GATEWAY_STORE()], {

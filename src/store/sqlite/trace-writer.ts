@@ -60,7 +60,9 @@ export class SqliteTraceWorker implements TraceSink {
 
   private start(): Worker {
     const { script, options } = workerScript();
-    const worker = new Worker(script, { ...options, workerData: this.data });
+    // A worker inherits node's flags; `--input-type` (a host program run with `-e`) would refuse the worker's file.
+    const execArgv = process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
+    const worker = new Worker(script, { execArgv, ...options, workerData: this.data });
     worker.unref();
     worker.on("message", (reply: TraceWorkerReply) => {
       const call = this.calls.get(reply.id);
