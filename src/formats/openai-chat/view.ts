@@ -33,7 +33,9 @@ export const openaiChatView: BodyView = {
         messages[from]?.parts.push({ part, path: "", at: [core, partIndex] });
       });
     });
-    messages.forEach((message, index) => placeParts(message.parts, wire[index]!, message.path));
+    messages.forEach((message, index) => {
+      placeParts(message.parts, wire[index]!, message.path);
+    });
     const view: ViewedBody = { messages };
     if (typeof body.model === "string") view.model = body.model;
     if (Array.isArray(body.tools)) {
@@ -69,9 +71,7 @@ function placeParts(parts: ViewedPart[], message: OpenAIMessage, path: string): 
   let contentIndex = 0;
   let callIndex = 0;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.length : 0;
-  for (const viewed of parts) {
-    viewed.path = fieldPath(viewed.part);
-  }
+  for (const viewed of parts) viewed.path = fieldPath(viewed.part);
   function fieldPath(part: Part): string {
     if (message.role === "tool") return `${path}.content`;
     if (part.type === "thinking" && part.origin?.format === "openai") {
