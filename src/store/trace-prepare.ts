@@ -87,6 +87,7 @@ export class TracePreparer {
     // Numbers only: nothing to redact.
     if (trace.arrivals !== undefined) reports.arrivals = trace.arrivals;
     if (trace.storedMessages !== undefined) reports.storedMessages = trace.storedMessages;
+    if (trace.lossyStages !== undefined) reports.lossyStages = trace.lossyStages;
     return { row: traceRow(trace), meta: JSON.stringify(reports), bodies };
   }
 
@@ -188,7 +189,10 @@ export function assembleTrace(
   meta: string,
   bodies: ReadonlyArray<{ slot: number; form: number; bytes: Buffer }>,
 ): TraceRecord {
-  const reports = JSON.parse(meta) as Pick<TraceRecord, "lossy" | "repair" | "timings" | "arrivals" | "storedMessages">;
+  const reports = JSON.parse(meta) as Pick<
+    TraceRecord,
+    "lossy" | "repair" | "timings" | "arrivals" | "storedMessages" | "lossyStages"
+  >;
   const trace: TraceRecord = {
     ...summaryFields(row),
     lossy: reports.lossy,
@@ -197,6 +201,7 @@ export function assembleTrace(
   };
   if (reports.arrivals !== undefined) trace.arrivals = reports.arrivals;
   if (reports.storedMessages !== undefined) trace.storedMessages = reports.storedMessages;
+  if (reports.lossyStages !== undefined) trace.lossyStages = reports.lossyStages;
   for (const body of bodies) {
     const name = BODY_SLOTS[body.slot];
     if (name === undefined) continue;

@@ -59,6 +59,12 @@ export interface TraceRecord {
   arrivals?: { upstreamResponse?: number[]; clientResponse?: number[] };
   /** How many stored messages a stateful turn put in front of the client's: where the repaired history began. */
   storedMessages?: number;
+  /**
+   * How many of `lossy`'s first entries came from reading the client's request (their paths are the client's)
+   * and how many next from writing the upstream request (their paths name the history it was written from);
+   * the rest came from the answer.
+   */
+  lossyStages?: { clientRequest: number; upstreamRequest: number };
 }
 /** What a trace list shows: everything but the bodies and the reports, which are counted. */
 export type TraceSummary = Omit<
@@ -72,6 +78,7 @@ export type TraceSummary = Omit<
   | "timings"
   | "arrivals"
   | "storedMessages"
+  | "lossyStages"
 > & { lossyCount: number; repairCount: number };
 /** Filters of `listTraces`, all optional, combined with AND; newest first. */
 export interface TraceQuery {
