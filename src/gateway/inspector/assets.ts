@@ -37,6 +37,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>Parley inspector</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/inspect/assets/inspector.css">
 <script type="module" src="/inspect/assets/inspector.js"></script>
 </head>
