@@ -55,6 +55,13 @@ export function pairing(left: ReadBody, right: ReadBody, leftBlocks: SideBlocks,
   const rows = alignSides(leftBlocks, rightBlocks, left.messages, right.messages);
   // Against a side that could not be read, nothing is known to have changed.
   if (left.side.unread || right.side.unread) for (const row of rows) row.change = "same";
+  // Most of a long conversation is the same on both sides: its text goes to the page once.
+  for (const row of rows) {
+    if (row.left === undefined || row.right === undefined || row.right.text === "") continue;
+    if (row.left.text !== row.right.text) continue;
+    row.right.text = "";
+    row.right.sameText = true;
+  }
   return { left: left.side, right: right.side, rows };
 }
 

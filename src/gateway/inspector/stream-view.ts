@@ -4,8 +4,8 @@ import { createAccumulator } from "../../stream/accumulate.js";
 import type { StreamView } from "./view-types.js";
 
 /** Listing more events than this would only slow the page; the assembled answer has them all. */
-const LISTED_EVENTS = 5_000;
-const EVENT_DATA_CHARS = 2_000;
+const LISTED_EVENTS = 1_000;
+const EVENT_DATA_CHARS = 600;
 
 interface RawEvent {
   offset: number;

@@ -52,6 +52,8 @@ export interface Block {
   text: string;
   /** A base64 image small enough to show (png, jpeg, gif, webp only). */
   image?: { mediaType: string; data: string };
+  /** A right-hand block whose text is its left-hand twin's: `text` is empty and the page shows the other's. */
+  sameText?: boolean;
   notes: Note[];
 }
 

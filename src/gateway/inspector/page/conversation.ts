@@ -65,7 +65,7 @@ function turnView(turn: { trace?: TraceRow; messages: TurnView[] }, number: numb
           h("span", { class: "facts" }, time(message.createdAt)),
           message.complete ? false : h("span", { class: "remark" }, "incomplete"),
         ),
-        ...message.blocks.map(blockView),
+        ...message.blocks.map((block) => blockView(block)),
       ),
     ),
   );

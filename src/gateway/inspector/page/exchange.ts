@@ -129,16 +129,16 @@ function streamTable(title: string, stream: StreamView | undefined): HTMLElement
   const wrapper = h("div", { class: "stream" }, h("h3", {}, title));
   if (stream === undefined) return wrapper;
   const body = h("tbody");
-  const rows = stream.events.map((event) =>
+  // Rows are made as they are shown: a long stream's events past the first few hundred cost nothing until asked.
+  const row = (event: StreamView["events"][number]) =>
     h(
       "tr",
       {},
       h("td", { class: "number" }, event.ms === undefined ? "" : `+${event.ms}`),
       h("td", {}, event.event ?? "data"),
       h("td", {}, h("code", {}, event.data)),
-    ),
-  );
-  body.append(...rows.slice(0, SHOWN_EVENTS));
+    );
+  body.append(...stream.events.slice(0, SHOWN_EVENTS).map(row));
   append(
     wrapper,
     h("p", { class: "facts" }, `${stream.events.length + stream.more} events; ms since the request arrived`),
@@ -149,12 +149,16 @@ function streamTable(title: string, stream: StreamView | undefined): HTMLElement
       body,
     ),
   );
-  if (rows.length > SHOWN_EVENTS) {
-    const more = button(`${rows.length - SHOWN_EVENTS} more events`, () => {
-      body.append(...rows.slice(SHOWN_EVENTS));
+  const hidden = stream.events.length - SHOWN_EVENTS;
+  if (hidden > 0) {
+    const more = button(`${hidden} more events`, () => {
+      body.append(...stream.events.slice(SHOWN_EVENTS).map(row));
       more.remove();
     });
     append(wrapper, more);
+  }
+  if (stream.more > 0) {
+    append(wrapper, h("p", { class: "facts" }, `${stream.more} more events in the raw body, not listed here`));
   }
   return wrapper;
 }

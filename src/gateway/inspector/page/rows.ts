@@ -76,7 +76,7 @@ function rowCells(row: Row): HTMLElement[] {
   const cell = (block: Block | undefined, head: MessageHead | undefined, side: string) => {
     const element = h("div", { class: `cell ${side} ${block ? "" : "none"}` });
     if (head) append(element, messageHead(head));
-    if (block) append(element, blockView(block));
+    if (block) append(element, blockView(block, block.sameText ? row.left?.text : undefined));
     return element;
   };
   const marker = h("div", { class: `gutter change-${row.change}`, title: row.detail ?? CHANGE_LABEL[row.change] });
@@ -99,7 +99,9 @@ function messageHead(head: MessageHead): HTMLElement {
   );
 }
 
-export function blockView(block: Block): HTMLElement {
+/** A block; `shared` is the text of a right-hand block whose text was sent once, with its left-hand twin. */
+export function blockView(block: Block, shared?: string): HTMLElement {
+  const text = shared ?? block.text;
   const element = h(
     "div",
     { class: `block kind-${block.kind}`, "data-path": block.path },
@@ -109,16 +111,18 @@ export function blockView(block: Block): HTMLElement {
   if (block.image) {
     append(element, h("img", { src: `data:${block.image.mediaType};base64,${block.image.data}`, alt: block.title }));
   }
-  if (block.text !== "") {
-    const text = h("pre", { class: "text" }, block.text);
-    append(element, text);
-    if (block.text.length > LONG_TEXT) {
-      text.classList.add("folded");
-      const toggle = button(`all ${block.text.length.toLocaleString("en-US")} characters`, () => {
-        text.classList.toggle("folded");
-        toggle.textContent = text.classList.contains("folded")
-          ? `all ${block.text.length.toLocaleString("en-US")} characters`
-          : "less";
+  if (text !== "") {
+    // A long text starts cut: laying out megabytes of wrapped text, even hidden, is what makes a page slow.
+    const long = text.length > LONG_TEXT;
+    const shown = h("pre", { class: "text" }, long ? `${text.slice(0, LONG_TEXT)}…` : text);
+    append(element, shown);
+    if (long) {
+      const more = `all ${text.length.toLocaleString("en-US")} characters`;
+      let whole = false;
+      const toggle = button(more, () => {
+        whole = !whole;
+        shown.textContent = whole ? text : `${text.slice(0, LONG_TEXT)}…`;
+        toggle.textContent = whole ? "less" : more;
       });
       toggle.classList.add("text-toggle");
       append(element, toggle);
