@@ -16,7 +16,10 @@ export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string {
     return named;
   }
   for (const name of ["chromium", "chromium-browser"]) {
-    const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).stdout.trim();
+    const found = spawnSync("/bin/sh", ["-c", `command -v ${name}`], {
+      encoding: "utf8",
+      env: { PATH: env.PATH ?? "" },
+    }).stdout.trim();
     if (found !== "") return found;
   }
   throw new Error(
