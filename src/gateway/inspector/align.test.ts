@@ -101,6 +101,28 @@ describe("aligning two sides", () => {
     ]);
   });
 
+  test("the same content with a signature or an error flag gone is changed, and says what went", () => {
+    const { rows } = align(
+      anthropic,
+      request([
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [{ type: "thinking", thinking: "Plan.", signature: "sig" }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "boom", is_error: true }] },
+      ]),
+      anthropic,
+      request([
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [{ type: "thinking", thinking: "Plan." }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "boom" }] },
+      ]),
+    );
+    expect(rows.map((row) => [row.change, row.detail])).toEqual([
+      ["same", undefined],
+      ["changed", "thinking (signed) became thinking"],
+      ["changed", "tool result (t1), error became tool result (t1)"],
+    ]);
+  });
+
   test("a block that moved is marked with where it went; messages merged into one say so", () => {
     const { rows, rightSide } = align(
       anthropic,

@@ -276,6 +276,10 @@ function buildRows(
     } else if (x.kind !== y.kind) {
       row.change = "changed";
       row.detail = `${kindName(x)} became ${kindName(y)}`;
+    } else if (x.block.title !== y.block.title) {
+      // The same content, something else gone or added: a signature, a tool result's error flag.
+      row.change = "changed";
+      row.detail = `${x.block.title} became ${y.block.title}`;
     }
     const leftHead = headOf("left", x.message);
     const rightHead = headOf("right", y.message);

@@ -168,6 +168,10 @@ describe("one exchange", () => {
     const failed = rows.find((row) => row.left?.path === "messages[4].content[0]");
     expect(failed.left.title).toBe("tool result (call_2), error");
     expect(failed.right.path).toBe("messages[5].content");
+    expect([failed.change, failed.detail]).toEqual([
+      "changed",
+      "tool result (call_2), error became tool result (call_2)",
+    ]);
     expect(notesOf(failed.right)).toEqual(["tool-error-flag-dropped"]);
     // The system prompt's cache_control, stripped, at the system block that had it.
     const cached = rows.find((row) => row.left?.path === "system[1]");
