@@ -1,7 +1,7 @@
 // The inspector's page (src/gateway/inspector/page/): its script bundled for browsers and its styles, into
 // dist/inspector/, where the gateway serves them from at /inspect/assets/. Run by `npm run build`, so by
 // `npm install` too (its prepare script): the page exists after a plain install, nothing fetched from a CDN.
-import { copyFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { argv } from "node:process";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -19,7 +19,10 @@ await build({
   format: "esm",
   target: "es2022",
   minify: true,
-  sourcemap: "linked",
+  // No source map: the gateway serves the script and the styles only.
+  sourcemap: false,
   logLevel: "warning",
 });
-copyFileSync(`${page}/style.css`, `${outdir}/inspector.css`);
+// The styles, in one file the page loads.
+const styles = ["style.css", "exchange.css"].map((name) => readFileSync(`${page}/${name}`, "utf8"));
+writeFileSync(`${outdir}/inspector.css`, styles.join("\n"));

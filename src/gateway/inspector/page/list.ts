@@ -103,12 +103,18 @@ export async function showList(view: HTMLElement, onError: (error: unknown) => v
     if (entries.some((entry) => entry.isIntersecting)) void loadMore();
   });
   observer.observe(more);
+  // And by scrolling near the end, in case the observer's first notice came before the rows were laid out.
+  const nearEnd = () => {
+    if (innerHeight + scrollY >= document.documentElement.scrollHeight - 200) void loadMore();
+  };
+  addEventListener("scroll", nearEnd, { passive: true });
   const timer = setInterval(() => {
     if (document.visibilityState === "visible") void refresh(false).catch(onError);
   }, POLL_MS);
   return () => {
     clearInterval(timer);
     observer.disconnect();
+    removeEventListener("scroll", nearEnd);
     generation++;
   };
 }
