@@ -387,7 +387,10 @@ export interface ViewedPart {
   path: string;
   /**
    * A request's part: its place (message, part) in the canonical history the request reads as, where repair
-   * reports point. Absent for the request-level system prompt and for answers.
+   * reports point, and where this format's request encoder reports point: its lossy paths name a part as
+   * `messages[i].content[j]` (a message as `messages[i]`) for the part at [i, j] of the history it wrote from,
+   * whatever the wire made of it (the inspector puts each loss at its block by this). Absent for the
+   * request-level system prompt and for answers.
    */
   at?: readonly [message: number, part: number];
 }
