@@ -42,7 +42,7 @@ describe("the built parley binary", () => {
     expect(code).toBe(0);
   });
 
-  test("serves with the default SQLite store and counts tokens", async () => {
+  test("serves with the default SQLite store, counts tokens and serves the inspector", async () => {
     const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "parley-bin-")), "parley.db")}`;
     const child = spawn(process.execPath, [binary, "serve", "--port", "0", "--store", store], {
       env: { ...process.env, PARLEY_LOG_LEVEL: "silent" },
@@ -74,6 +74,12 @@ describe("the built parley binary", () => {
       });
       expect(created.statusCode).toBe(201);
       await created.body.dump();
+      // The inspector's page and the assets built beside the bundle.
+      for (const path of ["/inspect", "/inspect/assets/inspector.js", "/inspect/assets/inspector.css"]) {
+        const asset = await request(`${url}${path}`);
+        expect(asset.statusCode, path).toBe(200);
+        expect((await asset.body.text()).length).toBeGreaterThan(400);
+      }
     } finally {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));

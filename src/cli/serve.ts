@@ -25,9 +25,12 @@ Options (each also read from the environment variable shown; flags win, then env
                            reasoning, reasoning_details or drop (PARLEY_REASONING, default the preset's mode)
   --store URL              sqlite:PATH, postgres://..., memory: (PARLEY_STORE, default sqlite:./.parley/parley.db)
   --api-key KEY            a key clients must send; repeatable (PARLEY_API_KEYS, comma-separated)
+  --no-inspector           do not serve the trace inspector at /inspect (inspector.enabled: false in the file)
   -h, --help               this text
 
 When ready it prints: parley listening on http://H:P
+The inspector, http://H:P/inspect, shows the recorded exchanges (the four bodies of each side by side, what
+repair changed and what could not be carried) and stored conversations; it asks for a key when keys are set.
 then one line per provider: its URL and preset, the models it serves (asked with GET /models) and their limits,
 or "unreachable: <cause>" (the gateway runs all the same, and asks again before the next request).
 Logs are JSON lines on stderr. SIGTERM or SIGINT: stop accepting, let open streams finish, close the store, exit 0.
@@ -67,6 +70,7 @@ export async function runServe(argv: string[], io: CommandIo): Promise<number> {
         ...optional("preset", values.preset),
         ...optional("store", values.store),
         ...(values["api-key"] === undefined ? {} : { apiKeys: values["api-key"] }),
+        ...(values["no-inspector"] ? { inspector: false } : {}),
       },
       process.env,
     );
@@ -113,6 +117,7 @@ function parse(argv: string[]) {
       preset: { type: "string" },
       store: { type: "string" },
       "api-key": { type: "string", multiple: true },
+      "no-inspector": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

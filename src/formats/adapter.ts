@@ -6,6 +6,7 @@ import type {
   IncrementalDecoder,
   LossyEntry,
   Message,
+  Part,
   StreamError,
   StreamEvent,
   WireFormat,
@@ -26,6 +27,8 @@ export interface FormatAdapter<Id extends WireFormat = WireFormat> {
   readonly upstream: UpstreamSide;
   readonly history: HistoryCodec;
   readonly passthrough?: SameFormatPassthrough;
+  /** Its bodies read for a person (the inspector, `parley trace show`); absent, they are shown as raw JSON. */
+  readonly view?: BodyView;
 }
 
 /** How thinking is written to an API that has no signed thinking blocks (see `--reasoning`). */
@@ -386,4 +389,45 @@ export interface PassthroughRequest {
   repaired?: readonly Message[];
   /** The provider's `signatureOwner`: the signatures it made go back to it out of their envelopes. */
   signatureOwner?: string;
+}
+
+// ---- bodies read for a person ----
+
+/**
+ * A request or a whole answer of this API as the conversation it holds: its messages as they stand in the body,
+ * each part (a block, a field) in the canonical model with the path reports name it by (`messages[3].content[1]`,
+ * `messages[2].tool_calls[0]`, `choices[0].message.reasoning_content`). Lenient: a body that is not of this API,
+ * or that its reader refuses, is undefined, never an error.
+ */
+export interface BodyView {
+  request(body: unknown): ViewedBody | undefined;
+  response(body: unknown): ViewedBody | undefined;
+}
+
+export interface ViewedBody {
+  model?: string;
+  messages: ViewedMessage[];
+  /** The tools a request offers, by name. */
+  tools?: string[];
+}
+
+export interface ViewedMessage {
+  /** `system`, `user`, `assistant`, `tool`, `developer`: the body's own word. */
+  role: string;
+  /** `messages[3]`, `system`, `choices[0].message`; empty for a whole answer that is the message. */
+  path: string;
+  parts: ViewedPart[];
+}
+
+export interface ViewedPart {
+  part: Part;
+  path: string;
+  /**
+   * A request's part: its place (message, part) in the canonical history the request reads as, where repair
+   * reports point, and where this format's request encoder reports point: its lossy paths name a part as
+   * `messages[i].content[j]` (a message as `messages[i]`) for the part at [i, j] of the history it wrote from,
+   * whatever the wire made of it (the inspector puts each loss at its block by this). Absent for the
+   * request-level system prompt and for answers.
+   */
+  at?: readonly [message: number, part: number];
 }

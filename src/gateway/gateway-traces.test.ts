@@ -115,6 +115,17 @@ describe("traces of gateway exchanges", () => {
     expect(trace.upstreamResponse).toContain("data: [DONE]");
     expect(trace.clientResponse).toContain("event: message_stop");
     expect(trace.timings.firstTokenMs).toBeGreaterThan(0);
+    // Each piece's offset in the traced text and when it came: the inspector shows the events' timing.
+    for (const side of ["upstreamResponse", "clientResponse"]) {
+      const marks: number[] = trace.arrivals[side];
+      expect(marks.length).toBeGreaterThanOrEqual(2);
+      expect(marks[0]).toBe(0);
+      for (let index = 2; index < marks.length; index += 2) {
+        expect(marks[index]).toBeGreaterThan(marks[index - 2]!);
+        expect(marks[index + 1]).toBeGreaterThanOrEqual(marks[index - 1]!);
+        expect(marks[index]).toBeLessThan(trace[side].length);
+      }
+    }
     expect(JSON.stringify(trace)).not.toContain(CLIENT_KEY);
   });
 

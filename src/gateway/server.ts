@@ -15,6 +15,7 @@ import { compose, type Middleware } from "./http/compose.js";
 import { type Context, createContext } from "./http/context.js";
 import { describeError, sendError } from "./http/error-response.js";
 import { apiForPath, Router } from "./http/router.js";
+import { addInspectorRoutes } from "./inspector/routes.js";
 import { GatewayMetrics } from "./metrics.js";
 import { type CatalogueOptions, ModelCatalogue } from "./models/catalogue.js";
 import { providerLines } from "./models/startup-report.js";
@@ -206,6 +207,7 @@ function buildRouter(state: GatewayState): Router {
       });
     }
   }
+  if (state.config.inspector.enabled) addInspectorRoutes(router, state);
   // Parley's own routes.
   return router
     .add({

@@ -46,6 +46,24 @@ export function traceContract(fresh: (options?: TraceWriterOptions) => Promise<C
       expect((await store.getTrace("first"))?.requestId).toBe("req_shared");
     });
 
+    test("keep when each piece of a stream arrived, and how much stored history went in front", async () => {
+      const store = await fresh();
+      const arrivals = { upstreamResponse: [0, 12.5, 40, 30.25], clientResponse: [0, 13] };
+      await store.recordTrace({
+        ...trace("timed", "2026-01-01T10:00:00.000Z"),
+        arrivals,
+        storedMessages: 4,
+        lossyStages: { clientRequest: 1, upstreamRequest: 2 },
+      });
+      const shown = (await store.getTrace("timed"))!;
+      expect(shown.arrivals).toEqual(arrivals);
+      expect(shown.storedMessages).toBe(4);
+      expect(shown.lossyStages).toEqual({ clientRequest: 1, upstreamRequest: 2 });
+      expect((await store.listTraces()).traces[0]).not.toHaveProperty("arrivals");
+      await store.recordTrace(trace("untimed", "2026-01-01T10:00:01.000Z"));
+      expect(await store.getTrace("untimed")).not.toHaveProperty("arrivals");
+    });
+
     test("recording an id again replaces the trace and what it held", async () => {
       const store = await fresh();
       await store.recordTrace({ ...trace("same", "2026-01-01T10:00:00.000Z"), clientRequest: "a".repeat(50_000) });

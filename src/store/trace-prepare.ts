@@ -83,7 +83,11 @@ export class TracePreparer {
     const reports = redactSecrets(
       redactValue({ lossy: trace.lossy ?? [], repair: trace.repair ?? [], timings: trace.timings ?? {} }),
       this.secrets,
-    ) as { lossy: unknown[]; repair: unknown[] };
+    ) as Record<string, unknown>;
+    // Numbers only: nothing to redact.
+    if (trace.arrivals !== undefined) reports.arrivals = trace.arrivals;
+    if (trace.storedMessages !== undefined) reports.storedMessages = trace.storedMessages;
+    if (trace.lossyStages !== undefined) reports.lossyStages = trace.lossyStages;
     return { row: traceRow(trace), meta: JSON.stringify(reports), bodies };
   }
 
@@ -185,13 +189,19 @@ export function assembleTrace(
   meta: string,
   bodies: ReadonlyArray<{ slot: number; form: number; bytes: Buffer }>,
 ): TraceRecord {
-  const reports = JSON.parse(meta) as Pick<TraceRecord, "lossy" | "repair" | "timings">;
+  const reports = JSON.parse(meta) as Pick<
+    TraceRecord,
+    "lossy" | "repair" | "timings" | "arrivals" | "storedMessages" | "lossyStages"
+  >;
   const trace: TraceRecord = {
     ...summaryFields(row),
     lossy: reports.lossy,
     repair: reports.repair,
     timings: reports.timings,
   };
+  if (reports.arrivals !== undefined) trace.arrivals = reports.arrivals;
+  if (reports.storedMessages !== undefined) trace.storedMessages = reports.storedMessages;
+  if (reports.lossyStages !== undefined) trace.lossyStages = reports.lossyStages;
   for (const body of bodies) {
     const name = BODY_SLOTS[body.slot];
     if (name === undefined) continue;

@@ -67,11 +67,33 @@ export interface TraceRecord {
   lossy: LossyEntry[];
   repair: unknown[];
   timings: Record<string, number>;
+  /**
+   * When each piece of a streamed response arrived (upstream) or was written (client): pairs of the piece's
+   * offset in the body text and the milliseconds since the request began, flat (`[0, 412.5, 187, 430.1, ...]`).
+   */
+  arrivals?: { upstreamResponse?: number[]; clientResponse?: number[] };
+  /** How many stored messages a stateful turn put in front of the client's: where the repaired history began. */
+  storedMessages?: number;
+  /**
+   * How many of `lossy`'s first entries came from reading the client's request (their paths are the client's)
+   * and how many next from writing the upstream request (their paths name the history it was written from);
+   * the rest came from the answer.
+   */
+  lossyStages?: { clientRequest: number; upstreamRequest: number };
 }
 /** What a trace list shows: everything but the bodies and the reports, which are counted. */
 export type TraceSummary = Omit<
   TraceRecord,
-  "clientRequest" | "upstreamRequest" | "upstreamResponse" | "clientResponse" | "lossy" | "repair" | "timings"
+  | "clientRequest"
+  | "upstreamRequest"
+  | "upstreamResponse"
+  | "clientResponse"
+  | "lossy"
+  | "repair"
+  | "timings"
+  | "arrivals"
+  | "storedMessages"
+  | "lossyStages"
 > & { lossyCount: number; repairCount: number };
 /** Filters of `listTraces`, all optional, combined with AND; newest first. */
 export interface TraceQuery {

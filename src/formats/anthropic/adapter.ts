@@ -3,6 +3,7 @@ import { anthropicClient } from "./client.js";
 import { anthropicHistory } from "./history.js";
 import { anthropicPassthrough } from "./passthrough.js";
 import { anthropicUpstream } from "./upstream.js";
+import { anthropicView } from "./view.js";
 
 /** The Anthropic Messages API. */
 export const anthropicAdapter: FormatAdapter<"anthropic"> = {
@@ -12,4 +13,5 @@ export const anthropicAdapter: FormatAdapter<"anthropic"> = {
   upstream: anthropicUpstream,
   history: anthropicHistory,
   passthrough: anthropicPassthrough,
+  view: anthropicView,
 };

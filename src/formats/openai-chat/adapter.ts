@@ -2,6 +2,7 @@ import type { FormatAdapter } from "../adapter.js";
 import { openaiChatClient } from "./client.js";
 import { openaiChatHistory } from "./history.js";
 import { openaiChatUpstream } from "./upstream.js";
+import { openaiChatView } from "./view.js";
 
 /** OpenAI Chat Completions, as OpenAI and every OpenAI-compatible server speak it. */
 export const openaiChatAdapter: FormatAdapter<"openai"> = {
@@ -10,4 +11,5 @@ export const openaiChatAdapter: FormatAdapter<"openai"> = {
   client: openaiChatClient,
   upstream: openaiChatUpstream,
   history: openaiChatHistory,
+  view: openaiChatView,
 };

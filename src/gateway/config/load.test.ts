@@ -50,6 +50,13 @@ describe("loadConfig", () => {
     expect(config.limits.maxBodyBytes).toBe(32 * 1024 * 1024);
   });
 
+  test("the inspector: on by default, off by the file's inspector.enabled or by --no-inspector over the file", () => {
+    expect(loadConfig({}, {}).inspector).toEqual({ enabled: true });
+    const read = files({ "off.yaml": "inspector:\n  enabled: false\n", "on.yaml": "inspector:\n  enabled: true\n" });
+    expect(loadConfig({ config: "off.yaml" }, {}, read).inspector).toEqual({ enabled: false });
+    expect(loadConfig({ config: "on.yaml", inspector: false }, {}, read).inspector).toEqual({ enabled: false });
+  });
+
   test("flags beat the environment, which beats the file", () => {
     const read = files({ "p.yaml": 'host: 0.0.0.0\nport: 9000\nstore: "memory:"\napiKeys: [file-key]\n' });
     const env = { PARLEY_PORT: "9100", PARLEY_STORE: "sqlite:/tmp/x.db", PARLEY_API_KEYS: "env-a, env-b" };

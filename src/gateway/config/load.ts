@@ -19,6 +19,8 @@ export interface ServeFlags {
   apiKeys?: string[];
   model?: string;
   preset?: string;
+  /** `--no-inspector`: false. */
+  inspector?: boolean;
 }
 
 /** A configuration problem, found before the gateway listens. `key` names the setting. */
@@ -263,6 +265,7 @@ export function buildConfig(
       ...(file.traces?.maxBytes === undefined ? {} : { maxBytes: file.traces.maxBytes }),
       maxBodyBytes: file.traces?.maxBodyBytes ?? 256 * 1024,
     },
+    inspector: { enabled: flags.inspector ?? file.inspector?.enabled ?? true },
     logLevel: file.logLevel ?? logLevelFromEnv(env.PARLEY_LOG_LEVEL) ?? "info",
   };
 }

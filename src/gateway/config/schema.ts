@@ -132,6 +132,8 @@ export const fileConfigSchema = strictObject({
       maxBodyBytes: optional(int().check(positive())),
     }),
   ),
+  /** The web inspector at /inspect, on unless false. */
+  inspector: optional(strictObject({ enabled: optional(boolean()) })),
   logLevel: optional(zodEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])),
 });
 

@@ -58,5 +58,7 @@ export interface GatewayConfig {
   };
   retries: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
   traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBytes?: number; maxBodyBytes: number };
+  /** The trace and conversation inspector at `/inspect` (`--no-inspector` turns it off). */
+  inspector: { enabled: boolean };
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }

@@ -36,6 +36,8 @@ export interface Exchange {
     clientResponse: string;
     responseLossy: import("../../core/index.js").LossyEntry[];
     timings: Record<string, number>;
+    /** A streamed answer's pieces: offset in the traced text and ms since the request, flat pairs. */
+    arrivals?: { upstreamResponse: number[]; clientResponse: number[] };
     status?: number;
   };
 }
@@ -65,6 +67,12 @@ export function checkAnswerDepth(text: string): void {
       status: 502,
     });
   }
+}
+
+/** Where a traced stream's arrival times go, made on the first piece. */
+export function streamArrivals(exchange: Exchange): NonNullable<Exchange["trace"]["arrivals"]> {
+  exchange.trace.arrivals ??= { upstreamResponse: [], clientResponse: [] };
+  return exchange.trace.arrivals;
 }
 
 /** Appends to a trace buffer up to `cap` characters. */

@@ -45,6 +45,11 @@ export function recordTrace(
     timings: { ...exchange.trace.timings, totalMs },
   };
   if (status !== undefined) trace.status = status;
+  if (exchange.trace.arrivals !== undefined) trace.arrivals = exchange.trace.arrivals;
+  if (exchange.request.historyCount > 0) trace.storedMessages = exchange.request.historyCount;
+  if (trace.lossy.length > 0) {
+    trace.lossyStages = { clientRequest: exchange.request.lossy.length, upstreamRequest: exchange.plan.lossy.length };
+  }
   if (exchange.conversationId !== undefined) trace.conversationId = exchange.conversationId;
   if (typeof ctx.log.inputTokens === "number") trace.inputTokens = ctx.log.inputTokens;
   if (typeof ctx.log.outputTokens === "number") trace.outputTokens = ctx.log.outputTokens;

@@ -6,7 +6,7 @@ import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
-import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange } from "./exchange.js";
+import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, streamArrivals } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
@@ -83,7 +83,8 @@ export async function streamAnswer(
         body = wholeAnswerAsStream(provider.adapter, asStream, text, state.secrets);
       }
       exchange.trace.upstreamResponse = "";
-      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config);
+      if (tracing) streamArrivals(exchange).upstreamResponse.length = 0;
+      const iterator = upstreamBatches(provider, exchange, body, tracing, state.config, ctx.startedAt);
       const retry = await relayStream(ctx, state, relay, iterator, upstreamAbort, storeWriter, attemptsUsed);
       if (!retry) break;
     }
@@ -99,13 +100,16 @@ function upstreamBatches(
   body: AsyncIterable<Uint8Array>,
   tracing: boolean,
   config: GatewayState["config"],
+  startedAt: number,
 ): AsyncIterator<StreamEvent[]> {
   const traceCap = config.traces.maxBodyBytes;
   const decoder = provider.connection.streamDecoder(exchange.request.core);
   const utf8 = new TextDecoder();
+  const arrivals = tracing ? streamArrivals(exchange).upstreamResponse : undefined;
   const onChunk = tracing
     ? (chunk: Uint8Array) => {
         if (exchange.trace.upstreamResponse.length < traceCap) {
+          arrivals!.push(exchange.trace.upstreamResponse.length, performance.now() - startedAt);
           exchange.trace.upstreamResponse = appendCapped(
             exchange.trace.upstreamResponse,
             utf8.decode(chunk, { stream: true }),

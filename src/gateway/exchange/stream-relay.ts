@@ -6,7 +6,13 @@ import { type Accumulator, createAccumulator } from "../../stream/accumulate.js"
 import { type Cancellation, redactSecrets, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState, OpenStream } from "../state.js";
-import { appendCapped, type Exchange, streamErrorToUpstreamError, withInputEstimate } from "./exchange.js";
+import {
+  appendCapped,
+  type Exchange,
+  streamArrivals,
+  streamErrorToUpstreamError,
+  withInputEstimate,
+} from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 
 const HOLD_EXPIRED = Symbol("hold-expired");
@@ -258,7 +264,11 @@ export class StreamRelay {
     }
     if (text === "" || this.ctx.res.destroyed) return true;
     this.lastWriteAt = performance.now();
-    if (this.tracing) {
+    if (this.tracing && this.exchange.trace.clientResponse.length < this.state.config.traces.maxBodyBytes) {
+      streamArrivals(this.exchange).clientResponse.push(
+        this.exchange.trace.clientResponse.length,
+        this.lastWriteAt - this.ctx.startedAt,
+      );
       this.exchange.trace.clientResponse = appendCapped(
         this.exchange.trace.clientResponse,
         text,
