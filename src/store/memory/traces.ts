@@ -2,6 +2,7 @@ import { ageCutoff, BYTES_LOW_WATER, bound, clampLimit } from "../retention.js";
 import { decodeChunk, encodeChunk } from "../trace-chunks.js";
 import { assembleTrace, type PreparedTrace, summaryOf, TracePreparer, type TraceRow } from "../trace-prepare.js";
 import { decodeCursor, encodeCursor, statusRange } from "../trace-query.js";
+import type { QueuedTrace } from "../trace-queue.js";
 import type { TracePage, TraceQuery, TraceRecord, TraceRetentionPolicy, TraceUsage } from "../types.js";
 
 /** What a chunk and a trace cost the heap beyond their bytes (objects, map entries, the Buffer itself). */
@@ -49,7 +50,7 @@ export class MemoryTraces {
   }
 
   /** One trace at a time, yielding between them: a batch of large bodies never holds the event loop long. */
-  async write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
+  async write(traces: readonly QueuedTrace[]): Promise<Array<string | undefined>> {
     const outcomes: Array<string | undefined> = [];
     for (const trace of traces) {
       try {
