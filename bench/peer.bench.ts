@@ -1,6 +1,9 @@
-import { availableParallelism } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { request } from "undici";
-import type { BenchSection } from "./harness.js";
+import { type BenchSection, rate } from "./harness.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
 import {
   builtCliExists,
@@ -10,6 +13,7 @@ import {
   startChildGateway,
   startChildMockUpstream,
 } from "./support/children.js";
+import { profilesIn, summarizeProfile } from "./support/cpu-profile.js";
 import {
   anthropicHeaders,
   anthropicStreamEnded,
@@ -21,6 +25,7 @@ import {
 } from "./support/gateway-cells.js";
 import { FRAME_DELAY_MS, type Mode } from "./support/gateway-report.js";
 import { closedLoop, type LoadTarget } from "./support/load.js";
+import { streamFrames } from "./support/mock-upstream.js";
 import { CCR_MODEL, ensurePeer, PEER_MODEL, startCcr, startPeer } from "./support/peer.js";
 import { type Cells, LARGE_CONCURRENCIES, type PeerRun, peerReport, type System } from "./support/peer-report.js";
 import { canReadProcessStats, pinningAvailable, pinProcess } from "./support/process-stats.js";
@@ -167,7 +172,9 @@ export default async function peerBench(): Promise<BenchSection> {
         push(cellsOf(system), "paced", await gatewayCell(system.pacedPid, system.targets.paced, 16, PACED_MS));
       }
     }
+    run.jsonFloor = await jsonFloor(parleyDefault.url, targets.direct.json);
     await largeCells(run, parleyDefault, bare, mock);
+    run.profile = await profileDefault(mock, anthropicTarget);
     return { title, markdown: peerReport(run) };
   } finally {
     unpin();
@@ -212,4 +219,75 @@ async function largeCells(run: PeerRun, parley: ChildGateway, bare: ChildMockUps
       push(run.large.bare, key, await gatewayCell(bare.pid, viaBare, concurrency, CELL_MS));
     }
   }
+}
+
+/**
+ * Where the default config's time goes: one more gateway as users run it, under `node --cpu-prof`, the json c=16
+ * load for a few seconds; each thread's profile summarized by self time and divided by the requests served.
+ */
+async function profileDefault(
+  mock: ChildMockUpstream,
+  targetOf: (origin: string, mode: Mode) => LoadTarget,
+): Promise<NonNullable<PeerRun["profile"]>> {
+  const folder = mkdtempSync(join(tmpdir(), "parley-bench-profile-"));
+  try {
+    const gateway = await startChildGateway({
+      runner: "dist",
+      asUsersRun: { upstream: mock.baseUrl },
+      nodeArgs: ["--cpu-prof", "--cpu-prof-dir", folder],
+      discardLogs: true,
+      core: 1,
+    });
+    let requests = 0;
+    try {
+      const target = targetOf(gateway.url, "json");
+      // The warm-up's requests are in the profile too.
+      requests += (await closedLoop(target, 16, WARMUP_MS)).requests;
+      requests += (await closedLoop(target, 16, PROFILE_MS)).requests;
+    } finally {
+      await gateway.stop();
+    }
+    const [main, ...workers] = profilesIn(folder);
+    const bundles = ["parley.js", "trace-worker.js"].map((file) => join(distFolder, file));
+    return {
+      requests,
+      main: summarizeProfile(main!, bundles),
+      workers: workers.map((path) => summarizeProfile(path, bundles)),
+    };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+const PROFILE_MS = 4_000;
+const distFolder = fileURLToPath(new URL("../dist/", import.meta.url));
+
+/**
+ * What any translating gateway must do that the bare proxy does not, per non-streamed request: parse the answer
+ * and write both bodies anew (the bare proxy parses the request too, and passes the answer's bytes on). Measured
+ * in this process on the very bodies of the json cells: JSON.stringify of the parsed request, JSON.parse and
+ * JSON.stringify of the upstream's answer and of the client's.
+ */
+async function jsonFloor(gatewayUrl: string, direct: LoadTarget): Promise<{ request: number; frame: number }> {
+  const upstreamAnswer = await (
+    await request(`${direct.origin}${direct.path}`, { method: "POST", headers: direct.headers, body: direct.body })
+  ).body.text();
+  const clientBody = JSON.stringify(claudeCodeLikeBody(false));
+  const clientAnswer = await (
+    await request(`${gatewayUrl}/v1/messages`, { method: "POST", headers: anthropicHeaders, body: clientBody })
+  ).body.text();
+  const parsedRequest = JSON.parse(clientBody) as unknown;
+  const perSecond = rate(() => {
+    JSON.stringify(parsedRequest);
+    JSON.stringify(JSON.parse(upstreamAnswer));
+    JSON.stringify(JSON.parse(clientAnswer));
+  }, 1_000);
+  // A streamed frame: the upstream's chunk parsed, the client's event written.
+  const frame = streamFrames[5]!.slice("data: ".length);
+  const framesPerSecond = rate(() => {
+    const chunk = JSON.parse(frame) as { choices: Array<{ delta: { content: string } }> };
+    const text = chunk.choices[0]!.delta.content;
+    JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+  }, 1_000);
+  return { request: 1e6 / perSecond, frame: 1e6 / framesPerSecond };
 }

@@ -37,6 +37,8 @@ export interface ChildGatewayOptions {
   readyTimeoutMs?: number;
   /** The store URL (default `memory:`). */
   store?: string;
+  /** Options for node itself (`--cpu-prof`...), before the script. */
+  nodeArgs?: string[];
 }
 
 export interface ChildGateway {
@@ -90,9 +92,10 @@ export function serveCommand(
   runner: GatewayRunner,
   args: string[],
   core: number | undefined,
+  nodeArgs: string[] = [],
 ): { file: string; args: string[] } {
   const entry = runner === "dist" ? [builtCli] : runner === "tsx" ? ["--import", "tsx", sourceCli] : [runner.cli];
-  const node = [...entry, "serve", ...args];
+  const node = [...nodeArgs, ...entry, "serve", ...args];
   if (core === undefined) return { file: process.execPath, args: node };
   return { file: "taskset", args: ["-c", String(core), process.execPath, ...node] };
 }
@@ -112,7 +115,7 @@ export async function startChildGateway(options: ChildGatewayOptions): Promise<C
     options.asUsersRun === undefined
       ? ["--config", configPath, ...listen, "--store", options.store ?? "memory:"]
       : ["--upstream", options.asUsersRun.upstream, ...listen, ...(options.config ? ["--config", configPath] : [])];
-  const command = serveCommand(runner, args, options.core);
+  const command = serveCommand(runner, args, options.core, options.nodeArgs);
   const started = performance.now();
   const child = spawn(command.file, command.args, {
     cwd: options.asUsersRun === undefined ? repositoryRoot : folder,

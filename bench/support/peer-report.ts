@@ -1,4 +1,5 @@
 import { fixed, median, table } from "../harness.js";
+import type { ProfileSummary } from "./cpu-profile.js";
 import { type GatewayCell, MB } from "./gateway-report.js";
 import type { LoadResult, LoadTarget } from "./load.js";
 import { STREAM_FRAMES } from "./mock-upstream.js";
@@ -34,6 +35,10 @@ export interface PeerRun {
     bare: Cells;
   };
   skipped: string[];
+  /** µs of JSON work per non-streamed request any translating gateway does beyond the bare proxy (peer.bench.ts). */
+  jsonFloor?: { request: number; frame: number };
+  /** The default config profiled under the json c=16 load (see peer.bench.ts). */
+  profile?: { requests: number; main: ProfileSummary; workers: ProfileSummary[] };
 }
 
 const cpu = (cell: GatewayCell) => cell.cpuMs / Math.max(1, cell.requests + cell.errors);
@@ -182,7 +187,11 @@ export function peerReport(run: PeerRun): string {
       ],
     ),
     "",
+    floorReport(run, cells(bare, "json/16").map(cpu), cells(bare, "paced").map(cpuPerFrame)),
+    "",
     largeReport(run),
+    "",
+    profileReport(run),
   );
   const errors = [...run.cells.values(), run.large.parley, run.large.bare]
     .flatMap((map) => [...map.values()].flat())
@@ -227,5 +236,58 @@ function largeReport(run: PeerRun): string {
       ],
       rows,
     ),
+  ].join("\n");
+}
+
+function profileReport(run: PeerRun): string {
+  const profile = run.profile;
+  if (profile === undefined) return "";
+  const perRequest = (summary: ProfileSummary, share: number) =>
+    fixed((summary.busyMs * share * 1000) / profile.requests, 1);
+  const writer = profile.workers.reduce((sum, summary) => sum + summary.busyMs, 0);
+  const rows = profile.main.categories
+    .filter(([, share]) => share >= 0.005)
+    .map(([name, share]) => [name, `${fixed(share * 100, 1)} %`, perRequest(profile.main, share)]);
+  const top = profile.main.functions
+    .slice(0, 12)
+    .map(([name, share]) => [`\`${name}\``, `${fixed(share * 100, 1)} %`, perRequest(profile.main, share)]);
+  const writerTop = profile.workers
+    .flatMap((summary) => summary.functions.map(([name, share]): [string, number] => [name, share * summary.busyMs]))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([name, ms]) => `\`${name}\` ${fixed((ms * 1000) / profile.requests, 1)} µs`)
+    .join(", ");
+  return [
+    "Where the default config's time goes: one more `parley serve` as above under `node --cpu-prof`, the json",
+    `c=16 load (${profile.requests} requests), each thread's profile by self time (idle left out), functions traced`,
+    "to their source files through the bundle's source map. µs per request is the thread's busy time in that",
+    "group over the requests served.",
+    "",
+    `Request thread: ${fixed((profile.main.busyMs * 1000) / profile.requests, 0)} µs busy per request.`,
+    "",
+    table(["group (request thread)", "share of busy time", "µs per request"], rows),
+    "",
+    table(["function (request thread)", "share of busy time", "µs per request"], top),
+    "",
+    `Trace writer thread (${profile.workers.length}): ${fixed((writer * 1000) / profile.requests, 0)} µs busy per`,
+    `request; its largest functions by self time: ${writerTop}.`,
+  ].join("\n");
+}
+
+/** The floor of a translating gateway on Node, against which the 1.3x-the-bare-proxy targets are set. */
+function floorReport(run: PeerRun, bareJson: number[], bareFrame: number[]): string {
+  if (run.jsonFloor === undefined) return "";
+  const bareRequestMs = median(bareJson);
+  const bareFrameMs = median(bareFrame);
+  const requestFloor = (bareRequestMs + run.jsonFloor.request / 1000) / bareRequestMs;
+  const frameFloor = (bareFrameMs + run.jsonFloor.frame / 1000) / bareFrameMs;
+  return [
+    "The floor of translation: the bare proxy parses the request and passes the answer's bytes on; a gateway that",
+    "translates must also write the request anew and parse and write the answer (per streamed frame: parse the",
+    "upstream's chunk, write the client's event). That JSON work alone, measured in the benchmark's own process",
+    `on these very bodies, is ${fixed(run.jsonFloor.request, 1)} µs per json request and ${fixed(run.jsonFloor.frame, 2)} µs per frame,`,
+    `against the bare proxy's whole ${fixed(bareRequestMs * 1000, 0)} µs per json request and ${fixed(bareFrameMs * 1000, 1)} µs per frame here:`,
+    `before any conversion, validation, routing, logging, metrics or traces, a translating gateway on Node is at`,
+    `${fixed(requestFloor)}x the bare proxy per json request and ${fixed(frameFloor)}x per frame.`,
   ].join("\n");
 }
