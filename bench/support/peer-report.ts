@@ -115,7 +115,8 @@ export function peerReport(run: PeerRun): string {
     `one connection per worker); ${run.reps} reps of ${run.cellMs / 1000} s per cell, paced stream (5 ms between frames,`,
     `so every frame is a read of its own) 2 × ${run.pacedMs / 1000} s; medians. CPU is the server process's`,
     "utime + stime from /proc (Parley's trace writer thread included); RSS sampled every 100 ms. Added p50 is",
-    "against the same body sent straight to the mock in the same rep.",
+    "against the same body sent straight to the mock in the same rep. A longer run of this section alone:",
+    "`PARLEY_BENCH_REPS=5 PARLEY_BENCH_CELL_MS=3000 npx tsx bench/run.ts peer` (printed, not written here).",
     "",
     table(["figure (median over reps)", ...run.systems.map((system) => system.name)], figureRows),
     "",
@@ -271,6 +272,20 @@ function profileReport(run: PeerRun): string {
     "",
     `Trace writer thread (${profile.workers.length}): ${fixed((writer * 1000) / profile.requests, 0)} µs busy per`,
     `request; its largest functions by self time: ${writerTop}.`,
+    "",
+    `Of the request thread's time, ${fixed(share(profile.main, SHARED_LAYERS) * 100, 0)} % is in the layers the bare proxy has too`,
+    "(node:http, its streams and sockets, undici and its parser); conversion, routing, JSON bodies, logging and",
+    `metrics are ${fixed(share(profile.main, OWN_WORK) * 100, 0)} %, and the trace path on this thread (queueing, the copy of the bodies`,
+    `into the batch, postMessage) ${fixed(share(profile.main, TRACE_WORK) * 100, 0)} %. What would close the rest:`,
+    "",
+    "- Traces: most of their cost is the writer thread's SQLite work (a row with seven secondary indexes per",
+    "  trace, a commit per batch, pruning past `maxCount`), on the same core as the request thread under this",
+    "  pinning. Appending batches to a log file (one write each) and indexing them when listed, or fewer indexes,",
+    "  would cut it; on the request thread, handing the queued bytes over without the copy into one buffer.",
+    "- The translation itself: JSON.parse of the request and of the answer, the conversion's objects and",
+    "  JSON.stringify both ways. Passing the parts a conversion leaves unchanged (tools, system, earlier turns)",
+    "  through as the client's own bytes, with a JSON scanner that keeps source offsets, would spare most of the",
+    "  parse and write on long histories; it is the work the floor above counts as unavoidable on short ones.",
   ].join("\n");
 }
 
@@ -290,4 +305,22 @@ function floorReport(run: PeerRun, bareJson: number[], bareFrame: number[]): str
     `before any conversion, validation, routing, logging, metrics or traces, a translating gateway on Node is at`,
     `${fixed(requestFloor)}x the bare proxy per json request and ${fixed(frameFloor)}x per frame.`,
   ].join("\n");
+}
+
+const SHARED_LAYERS = [
+  "node:http, streams, events (JS)",
+  "socket writes and reads (native)",
+  "undici (the upstream client)",
+  "llhttp (undici's parser, wasm)",
+];
+const OWN_WORK = [
+  "gateway (routing, JSON bodies, headers, metrics)",
+  "conversion (formats, core, stream, repair)",
+  "upstream requests (src/upstream)",
+  "logging (pino, one info line a request)",
+];
+const TRACE_WORK = ["traces and store (this thread's part)", "postMessage to the trace writer (native)"];
+
+function share(summary: ProfileSummary, groups: readonly string[]): number {
+  return summary.categories.filter(([name]) => groups.includes(name)).reduce((sum, [, value]) => sum + value, 0);
 }
