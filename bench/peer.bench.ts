@@ -1,215 +1,293 @@
-import { availableParallelism } from "node:os";
-import { type BenchSection, fixed, median, table } from "./harness.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { request } from "undici";
+import { type BenchSection, rate } from "./harness.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
-import { buildCli, type ChildGateway, startChildGateway, startChildMockUpstream } from "./support/children.js";
+import {
+  builtCliExists,
+  type ChildGateway,
+  type ChildMockUpstream,
+  startChildBareProxy,
+  startChildGateway,
+  startChildMockUpstream,
+} from "./support/children.js";
+import { profilesIn, summarizeProfile } from "./support/cpu-profile.js";
 import {
   anthropicHeaders,
   anthropicStreamEnded,
   buildTargets,
   gatewayCell,
+  openaiStreamEnded,
   parsesAs,
   push,
 } from "./support/gateway-cells.js";
-import { CELL_MS, FRAME_DELAY_MS, type GatewayCell, MB, type Mode, PACED_MS, REPS } from "./support/gateway-report.js";
-import { closedLoop, type LoadResult, type LoadTarget } from "./support/load.js";
-import { STREAM_FRAMES } from "./support/mock-upstream.js";
-import { ANCHORED, ensurePeer, PEER_MODEL, PEER_PACKAGE, PEER_VERSION, startPeer } from "./support/peer.js";
+import { FRAME_DELAY_MS, type Mode } from "./support/gateway-report.js";
+import { closedLoop, type LoadTarget } from "./support/load.js";
+import { streamFrames } from "./support/mock-upstream.js";
+import { CCR_MODEL, ensurePeer, PEER_MODEL, startCcr, startPeer } from "./support/peer.js";
+import { type Cells, LARGE_CONCURRENCIES, type PeerRun, peerReport, type System } from "./support/peer-report.js";
 import { canReadProcessStats, pinningAvailable, pinProcess } from "./support/process-stats.js";
+import { largeClaudeCodeBody } from "./support/session-body.js";
 
 /**
- * Parley against the peer the gateway targets were set from, in one run on this machine. The targets are
- * absolute figures from another machine; the peer's figures there and here give each target as a share of the
- * peer, which is a ratio this machine can check side by side.
+ * The headline: `parley serve` exactly as the README starts it (the package's bin run by node, no config file,
+ * the default SQLite store in a fresh empty folder, traces on), the same with traces off, the two peers
+ * Claude Code users run instead, and the bare node:http + undici proxy as the floor, all in one run: every
+ * cell of every system measured back to back within each rep, so that each ratio compares figures taken
+ * moments apart on the same machine.
  */
+const REPS = Number(process.env.PARLEY_BENCH_REPS ?? 3);
+const CELL_MS = Number(process.env.PARLEY_BENCH_CELL_MS ?? 1_500);
+const PACED_MS = 3_000;
+const WARMUP_MS = 1_000;
+
 export default async function peerBench(): Promise<BenchSection> {
-  const title = `Gateway against a peer: ${PEER_PACKAGE} ${PEER_VERSION}, side by side`;
-  const cores = availableParallelism();
-  if (!pinningAvailable(cores) || !canReadProcessStats()) {
+  const title = "Headline: `parley serve` as users run it, against its peers and the bare proxy";
+  if (!pinningAvailable(availableParallelism()) || !canReadProcessStats()) {
     return { title, markdown: "Skipped: this needs two cores, `taskset` and /proc to pin and measure each side." };
   }
-  let folder: string;
-  try {
-    folder = ensurePeer();
-  } catch (error) {
-    return { title, markdown: `Skipped: ${(error as Error).message}` };
-  }
-  const cli = buildCli();
-  const mock = await startChildMockUpstream({ core: 0 });
-  const paced = await startChildMockUpstream({ frameDelayMs: FRAME_DELAY_MS, core: 0 });
-  const peer = await startPeer(folder, `${mock.baseUrl}/chat/completions`, 1);
-  const pacedPeer = await startPeer(folder, `${paced.baseUrl}/chat/completions`, 1);
-  let gateway: ChildGateway | undefined;
+  if (!builtCliExists()) return { title, markdown: "Skipped: `npm run build` first (the bin runs dist/parley.js)." };
+  const started: Array<{ stop(): Promise<unknown> }> = [];
+  const keep = <T extends { stop(): Promise<unknown> }>(child: T): T => {
+    started.push(child);
+    return child;
+  };
   const unpin = pinProcess(process.pid, 0);
   try {
-    gateway = await startChildGateway({
-      runner: { cli },
-      config: {
-        providers: {
-          mock: { type: "openai", baseUrl: mock.baseUrl },
-          paced: { type: "openai", baseUrl: paced.baseUrl },
-        },
-        routes: [
-          { match: "paced-*", provider: "paced", model: "bench-model" },
-          { match: "*", provider: "mock", model: "bench-model" },
-        ],
-        traces: { enabled: false },
-        logLevel: "info",
-      },
-      discardLogs: true,
-      core: 1,
-    });
-    const targets = await buildTargets(gateway.url, mock.baseUrl, paced.baseUrl);
-    const peerTarget = (mode: Mode, origin: string): LoadTarget => ({
+    const mock = keep(await startChildMockUpstream({ core: 0 }));
+    const paced = keep(await startChildMockUpstream({ frameDelayMs: FRAME_DELAY_MS, core: 0 }));
+    const completions = (upstream: ChildMockUpstream) => `${upstream.baseUrl}/chat/completions`;
+    const parley = (upstream: ChildMockUpstream, tracesOff: boolean) =>
+      startChildGateway({
+        runner: "dist",
+        asUsersRun: { upstream: upstream.baseUrl },
+        ...(tracesOff ? { config: { traces: { enabled: false } } } : {}),
+        discardLogs: true,
+        core: 1,
+      }).then(keep);
+    const parleyDefault = await parley(mock, false);
+    const parleyOff = await parley(mock, true);
+    const pacedDefault = await parley(paced, false);
+    const pacedOff = await parley(paced, true);
+    const bare = keep(
+      await startChildBareProxy({
+        mode: "http",
+        upstreamUrl: completions(mock),
+        pacedUrl: completions(paced),
+        core: 1,
+      }),
+    );
+    const targets = await buildTargets(parleyDefault.url, mock.baseUrl, paced.baseUrl);
+    const anthropicTarget = (origin: string, mode: Mode, model?: string): LoadTarget => ({
       origin,
       path: "/v1/messages",
-      body: JSON.stringify({ ...claudeCodeLikeBody(mode === "stream"), model: PEER_MODEL }),
+      body: JSON.stringify({ ...claudeCodeLikeBody(mode === "stream"), ...(model ? { model } : {}) }),
       headers: anthropicHeaders,
       check: mode === "stream" ? anthropicStreamEnded : parsesAs("content"),
     });
-    const peerTargets = { stream: peerTarget("stream", peer.baseUrl), json: peerTarget("json", peer.baseUrl) };
-    for (const mode of ["stream", "json"] as const) {
-      await closedLoop(targets.parley[mode], 16, 1_000);
-      await closedLoop(peerTargets[mode], 16, 1_000);
+    const gatewaySystem = (name: string, main: ChildGateway, pacedOne: ChildGateway): System => ({
+      name,
+      pid: main.pid,
+      pacedPid: pacedOne.pid,
+      targets: {
+        json: anthropicTarget(main.url, "json"),
+        stream: anthropicTarget(main.url, "stream"),
+        paced: anthropicTarget(pacedOne.url, "stream"),
+      },
+    });
+    const systems: System[] = [
+      gatewaySystem("Parley", parleyDefault, pacedDefault),
+      gatewaySystem("Parley, traces off", parleyOff, pacedOff),
+      {
+        name: "bare proxy",
+        pid: bare.pid,
+        pacedPid: bare.pid,
+        targets: {
+          json: { ...targets.direct.json, origin: bare.baseUrl, path: "/v1/chat/completions" },
+          stream: { ...targets.direct.stream, origin: bare.baseUrl, path: "/v1/chat/completions" },
+          paced: { ...targets.pacedDirect, origin: bare.baseUrl, path: "/paced/v1/chat/completions" },
+        },
+        floor: true,
+      },
+    ];
+    const peerSystem = async (name: string, start: (url: string) => Promise<ChildMockUpstream>, model: string) => {
+      const main = keep(await start(completions(mock)));
+      const pacedOne = keep(await start(completions(paced)));
+      systems.push({
+        name,
+        pid: main.pid,
+        pacedPid: pacedOne.pid,
+        targets: {
+          json: anthropicTarget(main.baseUrl, "json", model),
+          stream: anthropicTarget(main.baseUrl, "stream", model),
+          paced: anthropicTarget(pacedOne.baseUrl, "stream", model),
+        },
+        peer: true,
+      });
+    };
+    const skipped: string[] = [];
+    try {
+      const folder = ensurePeer();
+      await peerSystem("llms 1.0.53", (url) => startPeer(folder, url, 1), PEER_MODEL);
+    } catch (error) {
+      skipped.push(`@musistudio/llms: ${(error as Error).message}`);
+    }
+    try {
+      await peerSystem("claude-code-router 2.0.0", (url) => startCcr(url, 1), CCR_MODEL);
+    } catch (error) {
+      skipped.push(`@musistudio/claude-code-router: ${(error as Error).message}`);
     }
 
-    const direct = new Map<string, LoadResult[]>();
-    const parley = new Map<string, GatewayCell[]>();
-    const llms = new Map<string, GatewayCell[]>();
+    for (const system of systems) {
+      for (const mode of ["stream", "json"] as const) await closedLoop(system.targets[mode], 16, WARMUP_MS);
+    }
+    const run: PeerRun = {
+      systems,
+      reps: REPS,
+      cellMs: CELL_MS,
+      pacedMs: PACED_MS,
+      direct: new Map(),
+      cells: new Map(systems.map((system) => [system.name, new Map()])),
+      large: { bodyBytes: 0, direct: new Map(), parley: new Map(), bare: new Map() },
+      skipped,
+    };
+    const cellsOf = (system: System): Cells => run.cells.get(system.name)!;
     for (let rep = 0; rep < REPS; rep++) {
+      // The order turns each rep, so that drift within a rep favours no system.
+      const order = systems.map((_, index) => systems[(index + rep) % systems.length]!);
       for (const mode of ["stream", "json"] as const) {
         for (const concurrency of [1, 16]) {
           const key = `${mode}/${concurrency}`;
-          push(direct, key, await closedLoop(targets.direct[mode], concurrency, CELL_MS));
-          push(parley, key, await gatewayCell(gateway.pid, targets.parley[mode], concurrency, CELL_MS));
-          push(llms, key, await gatewayCell(peer.pid, peerTargets[mode], concurrency, CELL_MS));
+          push(run.direct, key, await closedLoop(targets.direct[mode], concurrency, CELL_MS));
+          for (const system of order) {
+            push(cellsOf(system), key, await gatewayCell(system.pid, system.targets[mode], concurrency, CELL_MS));
+          }
         }
       }
     }
-    const pacedPeerTarget = peerTarget("stream", pacedPeer.baseUrl);
     for (let rep = 0; rep < 2; rep++) {
-      push(parley, "paced", await gatewayCell(gateway.pid, targets.pacedParley, 16, PACED_MS));
-      push(llms, "paced", await gatewayCell(pacedPeer.pid, pacedPeerTarget, 16, PACED_MS));
+      for (const system of systems) {
+        push(cellsOf(system), "paced", await gatewayCell(system.pacedPid, system.targets.paced, 16, PACED_MS));
+      }
     }
-    return { title, markdown: peerReport(direct, parley, llms) };
+    run.jsonFloor = await jsonFloor(parleyDefault.url, targets.direct.json);
+    await largeCells(run, parleyDefault, bare, mock);
+    run.profile = await profileDefault(mock, anthropicTarget);
+    return { title, markdown: peerReport(run) };
   } finally {
     unpin();
-    await gateway?.stop();
-    await peer.stop();
-    await pacedPeer.stop();
-    await mock.stop();
-    await paced.stop();
+    for (const child of started.reverse()) await child.stop();
   }
 }
 
-interface Row {
-  figure: string;
-  target: number;
-  anchored: number;
-  /** The figure for one target's cells, and the per-rep Parley / peer ratio. */
-  measure: (cells: Map<string, GatewayCell[]>) => number;
-  ratio: () => number;
-}
-
-function peerReport(
-  direct: Map<string, LoadResult[]>,
-  parley: Map<string, GatewayCell[]>,
-  llms: Map<string, GatewayCell[]>,
-): string {
-  const cells = (map: Map<string, GatewayCell[]>, key: string) => map.get(key) ?? [];
-  const cpu = (cell: GatewayCell) => cell.cpuMs / Math.max(1, cell.requests + cell.errors);
-  const addedP50 = (map: Map<string, GatewayCell[]>, key: string) =>
-    cells(map, key).map((cell, rep) => cell.p50 - direct.get(key)![rep]!.p50);
-  // Each rep's ratio is taken from cells measured back to back, then the median of those ratios.
-  const repRatios = (key: string, figure: (cell: GatewayCell, rep: number) => number) =>
-    median(cells(parley, key).map((cell, rep) => figure(cell, rep) / figure(cells(llms, key)[rep]!, rep)));
-  const added = (key: string) => (cell: GatewayCell, rep: number) => cell.p50 - direct.get(key)![rep]!.p50;
-  const cpuPerFrame = (cell: GatewayCell) => cpu(cell) / STREAM_FRAMES;
-  const rows: Row[] = [
-    {
-      figure: "added p50 ms, c=1, stream",
-      target: 0.3,
-      anchored: ANCHORED.addedP50StreamC1,
-      measure: (map) => median(addedP50(map, "stream/1")),
-      ratio: () => repRatios("stream/1", added("stream/1")),
-    },
-    {
-      figure: "added p50 ms, c=1, json",
-      target: 0.3,
-      anchored: ANCHORED.addedP50JsonC1,
-      measure: (map) => median(addedP50(map, "json/1")),
-      ratio: () => repRatios("json/1", added("json/1")),
-    },
-    {
-      figure: "CPU ms per json request, c=16",
-      target: 0.25,
-      anchored: ANCHORED.cpuJsonC16,
-      measure: (map) => median(cells(map, "json/16").map(cpu)),
-      ratio: () => repRatios("json/16", cpu),
-    },
-    {
-      figure: "CPU ms per paced stream frame, c=16",
-      target: 0.03,
-      anchored: ANCHORED.cpuPerPacedFrame,
-      measure: (map) => median(cells(map, "paced").map(cpuPerFrame)),
-      ratio: () => repRatios("paced", cpuPerFrame),
-    },
-    {
-      figure: "RSS max MB (c ≤ 16)",
-      target: 80,
-      anchored: ANCHORED.rssMaxMb,
-      measure: (map) => rssMax(map) / MB,
-      ratio: () => rssMax(parley) / rssMax(llms),
-    },
-  ];
-  const tableRows = rows.map((row) => {
-    const share = row.target / row.anchored;
-    const ratio = row.ratio();
-    return [
-      row.figure,
-      fixed(row.target, row.target < 0.1 ? 3 : 2),
-      fixed(row.anchored, row.anchored < 1 ? 3 : 2),
-      fixed(share),
-      fixed(row.measure(llms), 3),
-      fixed(row.measure(parley), 3),
-      fixed(ratio),
-      ratio <= share ? "yes" : `no (${fixed(ratio / share)}× the share)`,
-    ];
+/**
+ * A Claude Code-sized request (the whole history re-sent, over a megabyte) through the default config and
+ * through the bare proxy, streamed as Claude Code asks.
+ */
+async function largeCells(run: PeerRun, parley: ChildGateway, bare: ChildMockUpstream, mock: ChildMockUpstream) {
+  const body = largeClaudeCodeBody();
+  run.large.bodyBytes = Buffer.byteLength(body);
+  const parleyTarget: LoadTarget = {
+    origin: parley.url,
+    path: "/v1/messages",
+    body,
+    headers: anthropicHeaders,
+    check: anthropicStreamEnded,
+  };
+  const sent = await request(`${parley.url}/v1/messages`, { method: "POST", headers: anthropicHeaders, body });
+  const answer = await sent.body.text();
+  if (sent.statusCode !== 200) throw new Error(`the gateway answered ${sent.statusCode}: ${answer.slice(0, 500)}`);
+  const upstreamBody = await (await request(`${new URL(mock.baseUrl).origin}/last-request?stream=1`)).body.text();
+  const openai = (origin: string, path: string): LoadTarget => ({
+    origin,
+    path,
+    body: upstreamBody,
+    headers: { "content-type": "application/json", authorization: "Bearer bench" },
+    check: openaiStreamEnded,
   });
-  const throughput = (key: string) =>
-    `${fixed(median(cells(parley, key).map((cell) => cell.perSecond)), 0)} / ${fixed(median(cells(llms, key).map((cell) => cell.perSecond)), 0)}`;
-  const errors = [...parley.values(), ...llms.values()].flat().reduce((sum, cell) => sum + cell.errors, 0);
-  return [
-    `Why: the gateway targets are absolute figures set against ${PEER_PACKAGE} and anthropic-proxy on the research`,
-    "machine. On this one every figure runs at its own speed, so each target is turned into a share of what the",
-    "peer spent there (target / anchored), and Parley's own ratio to the peer is measured here, side by side.",
-    "Parley would meet a target on the research machine when its ratio is at most that share (assuming both",
-    "scale alike with the machine).",
-    "",
-    `Set-up as in the gateway section: the mock upstream and this load generator on core 0; Parley and the peer`,
-    `(installed from npm into the ignored cache folder, its CJS build, logger off) each on core 1, one after the`,
-    `other in every rep; ${REPS} reps of ${CELL_MS / 1000} s per cell, paced stream 2 × ${PACED_MS / 1000} s; medians.`,
-    `The Claude-Code-like body for both; the peer is asked for model "${PEER_MODEL}". Requests that failed their`,
-    `check: ${errors}.`,
-    "",
-    table(
-      [
-        "figure",
-        "target",
-        "peer, anchored",
-        "target / anchored",
-        "peer here",
-        "Parley here",
-        "Parley / peer here",
-        "within the share",
-      ],
-      tableRows,
-    ),
-    "",
-    `req/s Parley / peer here: json c=16 ${throughput("json/16")}, stream c=16 ${throughput("stream/16")}.`,
-    "RSS does not scale with the machine's speed: its row compares sizes, not speeds.",
-  ].join("\n");
+  const direct = openai(new URL(mock.baseUrl).origin, `${new URL(mock.baseUrl).pathname}/chat/completions`);
+  const viaBare = openai(bare.baseUrl, "/v1/chat/completions");
+  await closedLoop(parleyTarget, 4, WARMUP_MS);
+  await closedLoop(viaBare, 4, WARMUP_MS);
+  for (let rep = 0; rep < run.reps; rep++) {
+    for (const concurrency of LARGE_CONCURRENCIES) {
+      const key = String(concurrency);
+      push(run.large.direct, key, await closedLoop(direct, concurrency, CELL_MS));
+      push(run.large.parley, key, await gatewayCell(parley.pid, parleyTarget, concurrency, CELL_MS));
+      push(run.large.bare, key, await gatewayCell(bare.pid, viaBare, concurrency, CELL_MS));
+    }
+  }
 }
 
-function rssMax(map: Map<string, GatewayCell[]>): number {
-  return Math.max(...[...map.values()].flat().map((cell) => cell.rssMaxBytes));
+/**
+ * Where the default config's time goes: one more gateway as users run it, under `node --cpu-prof`, the json c=16
+ * load for a few seconds; each thread's profile summarized by self time and divided by the requests served.
+ */
+async function profileDefault(
+  mock: ChildMockUpstream,
+  targetOf: (origin: string, mode: Mode) => LoadTarget,
+): Promise<NonNullable<PeerRun["profile"]>> {
+  const folder = mkdtempSync(join(tmpdir(), "parley-bench-profile-"));
+  try {
+    const gateway = await startChildGateway({
+      runner: "dist",
+      asUsersRun: { upstream: mock.baseUrl },
+      nodeArgs: ["--cpu-prof", "--cpu-prof-dir", folder],
+      discardLogs: true,
+      core: 1,
+    });
+    let requests = 0;
+    try {
+      const target = targetOf(gateway.url, "json");
+      // The warm-up's requests are in the profile too.
+      requests += (await closedLoop(target, 16, WARMUP_MS)).requests;
+      requests += (await closedLoop(target, 16, PROFILE_MS)).requests;
+    } finally {
+      await gateway.stop();
+    }
+    const [main, ...workers] = profilesIn(folder);
+    const bundles = ["parley.js", "trace-worker.js"].map((file) => join(distFolder, file));
+    return {
+      requests,
+      main: summarizeProfile(main!, bundles),
+      workers: workers.map((path) => summarizeProfile(path, bundles)),
+    };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+const PROFILE_MS = 4_000;
+const distFolder = fileURLToPath(new URL("../dist/", import.meta.url));
+
+/**
+ * What any translating gateway must do that the bare proxy does not, per non-streamed request: parse the answer
+ * and write both bodies anew (the bare proxy parses the request too, and passes the answer's bytes on). Measured
+ * in this process on the very bodies of the json cells: JSON.stringify of the parsed request, JSON.parse and
+ * JSON.stringify of the upstream's answer and of the client's.
+ */
+async function jsonFloor(gatewayUrl: string, direct: LoadTarget): Promise<{ request: number; frame: number }> {
+  const upstreamAnswer = await (
+    await request(`${direct.origin}${direct.path}`, { method: "POST", headers: direct.headers, body: direct.body })
+  ).body.text();
+  const clientBody = JSON.stringify(claudeCodeLikeBody(false));
+  const clientAnswer = await (
+    await request(`${gatewayUrl}/v1/messages`, { method: "POST", headers: anthropicHeaders, body: clientBody })
+  ).body.text();
+  const parsedRequest = JSON.parse(clientBody) as unknown;
+  const perSecond = rate(() => {
+    JSON.stringify(parsedRequest);
+    JSON.stringify(JSON.parse(upstreamAnswer));
+    JSON.stringify(JSON.parse(clientAnswer));
+  }, 1_000);
+  // A streamed frame: the upstream's chunk parsed, the client's event written.
+  const frame = streamFrames[5]!.slice("data: ".length);
+  const framesPerSecond = rate(() => {
+    const chunk = JSON.parse(frame) as { choices: Array<{ delta: { content: string } }> };
+    const text = chunk.choices[0]!.delta.content;
+    JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+  }, 1_000);
+  return { request: 1e6 / perSecond, frame: 1e6 / framesPerSecond };
 }

@@ -6,12 +6,15 @@ import { type BenchModule, type BenchSection, machineNote } from "./harness.js";
  * `npm run bench`: runs every `bench/*.bench.ts` (or those named on the command line) and writes
  * docs/benchmarks.md. Every figure there is a ratio measured side by side in the same run.
  */
+const HEADLINE = "peer.bench.ts";
 const here = fileURLToPath(new URL(".", import.meta.url));
 const wanted = process.argv.slice(2);
 const files = readdirSync(here)
   .filter((file) => file.endsWith(".bench.ts"))
   .filter((file) => wanted.length === 0 || wanted.some((name) => file.includes(name)))
-  .sort();
+  .sort()
+  // The headline first: Parley as users run it, against its peers and the floor.
+  .sort((a, b) => Number(b === HEADLINE) - Number(a === HEADLINE));
 
 const sections: BenchSection[] = [];
 for (const file of files) {

@@ -17,7 +17,7 @@ import { canReadProcessStats, pinningAvailable, pinProcess, readProcessStats } f
 
 /**
  * What traces cost: CPU per request with traces on against off (the default SQLite store, and `memory:`),
- * alternating cells on the same machine; the memory store's RSS after 10,000 and 200,000 requests; the bytes a
+ * alternating cells on the same machine; the memory store's RSS after 10,000 to 400,000 requests; the bytes a
  * 200-turn agent session leaves through a real gateway; listing with 100,000 traces stored.
  */
 const REPS = 5;
@@ -139,20 +139,26 @@ async function countedLoop(load: LoadTarget, concurrency: number, count: number)
   return errors;
 }
 
-/** The memory store's RSS, traces on, after 10,000 requests and after 200,000: it must stay flat. */
+/** The memory store's RSS, traces on, from 10,000 requests to 400,000: it must stay flat. */
 async function memoryRss(start: Start): Promise<string> {
   const gateway = await start("memory:", true);
   try {
     const load = target(gateway, false);
     const rss: Array<[number, number]> = [];
     let done = 0;
-    for (const until of [10_000, 50_000, 100_000, 200_000]) {
+    for (const until of [10_000, 100_000, 200_000, 400_000]) {
       const errors = await countedLoop(load, CONCURRENCY, until - done);
       if (errors > 0) throw new Error(`memory RSS run: ${errors} errors`);
       done = until;
-      // Let the writer finish its last batch before reading.
+      // Let the writer finish its last batch, then the least of 2 s of samples: what the process holds, not
+      // where its heap happened to be between two collections.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      rss.push([until, readProcessStats(gateway.pid).rssBytes]);
+      let least = Number.POSITIVE_INFINITY;
+      for (let sample = 0; sample < 10; sample++) {
+        least = Math.min(least, readProcessStats(gateway.pid).rssBytes);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      rss.push([until, least]);
     }
     const first = rss[0]![1];
     return [
@@ -167,7 +173,15 @@ async function memoryRss(start: Start): Promise<string> {
         ]),
       ),
       "",
-      "Target: 200,000 requests end within 30 MB of where 10,000 ended.",
+      "Target: 200,000 requests end within 30 MB of where 10,000 ended. The store itself stays flat (its traces",
+      "bounded by `maxBytes` and `maxCount`, the V8 heap after a full GC the same at 10,000 and 400,000 requests:",
+      "26.7 and 28.0 MB in heap snapshots). The growth measured before (+57 to +267 MB) was the C allocator's:",
+      "the stored chunks were Buffers, malloc'd blocks living for minutes among the request path's short-lived",
+      "ones, and glibc (its mmap threshold raised at start-up by the first large block freed) kept the holes they",
+      "left in its heap. With `MALLOC_MMAP_THRESHOLD_=131072`, which pins that threshold, the same run went",
+      "227, 191, 134 MB at 10,000, 100,000 and 200,000 requests; with the Buffers, 208, 347, 340, 341 MB at",
+      "10,000, 100,000, 200,000 and 400,000 (growth that stopped, but 130 MB of it). The memory store now keeps",
+      "chunk bytes as one-byte strings in V8's compacting heap, which gives its space back.",
     ].join("\n");
   } finally {
     await gateway.stop();

@@ -18,7 +18,13 @@ export type GatewayRunner = "dist" | "tsx" | { cli: string };
 
 export interface ChildGatewayOptions {
   /** The config file's content (providers, routes, timeouts...); written to a temporary JSON file. */
-  config: Record<string, unknown>;
+  config?: Record<string, unknown>;
+  /**
+   * Runs it as the README starts it: `serve --upstream URL`, in a fresh empty folder as its working directory,
+   * so that it opens its default store there (SQLite, traces on); no config file unless `config` is given,
+   * no `--store`.
+   */
+  asUsersRun?: { upstream: string };
   /** Pins the gateway to this core with `taskset -c`. */
   core?: number;
   /** Defaults to `dist` when the CLI is built, else `tsx`. */
@@ -31,6 +37,8 @@ export interface ChildGatewayOptions {
   readyTimeoutMs?: number;
   /** The store URL (default `memory:`). */
   store?: string;
+  /** Options for node itself (`--cpu-prof`...), before the script. */
+  nodeArgs?: string[];
 }
 
 export interface ChildGateway {
@@ -84,9 +92,10 @@ export function serveCommand(
   runner: GatewayRunner,
   args: string[],
   core: number | undefined,
+  nodeArgs: string[] = [],
 ): { file: string; args: string[] } {
   const entry = runner === "dist" ? [builtCli] : runner === "tsx" ? ["--import", "tsx", sourceCli] : [runner.cli];
-  const node = [...entry, "serve", ...args];
+  const node = [...nodeArgs, ...entry, "serve", ...args];
   if (core === undefined) return { file: process.execPath, args: node };
   return { file: "taskset", args: ["-c", String(core), process.execPath, ...node] };
 }
@@ -100,15 +109,16 @@ export async function startChildGateway(options: ChildGatewayOptions): Promise<C
   const runner = options.runner ?? (builtCliExists() ? "dist" : "tsx");
   const folder = mkdtempSync(join(tmpdir(), "parley-bench-"));
   const configPath = join(folder, "parley.json");
-  writeFileSync(configPath, JSON.stringify(options.config));
-  const command = serveCommand(
-    runner,
-    ["--config", configPath, "--host", "127.0.0.1", "--port", "0", "--store", options.store ?? "memory:"],
-    options.core,
-  );
+  if (options.config !== undefined) writeFileSync(configPath, JSON.stringify(options.config));
+  const listen = ["--host", "127.0.0.1", "--port", "0"];
+  const args =
+    options.asUsersRun === undefined
+      ? ["--config", configPath, ...listen, "--store", options.store ?? "memory:"]
+      : ["--upstream", options.asUsersRun.upstream, ...listen, ...(options.config ? ["--config", configPath] : [])];
+  const command = serveCommand(runner, args, options.core, options.nodeArgs);
   const started = performance.now();
   const child = spawn(command.file, command.args, {
-    cwd: repositoryRoot,
+    cwd: options.asUsersRun === undefined ? repositoryRoot : folder,
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "pipe", options.discardLogs ? "ignore" : "pipe"],
   });

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ChildMockUpstream, startScript } from "./children.js";
@@ -55,6 +56,25 @@ export function ensurePeer(): string {
     throw new Error(`npm install ${PEER_PACKAGE}@${PEER_VERSION} failed: ${(install.stderr ?? "").slice(-500)}`);
   }
   return folder;
+}
+
+/**
+ * The second peer: claude-code-router, the CLI most Claude Code users put between it and another provider,
+ * a devDependency of this repository (one bundled file, no install scripts). It is configured headless
+ * (a config file under a HOME of its own, one provider, `Router.default`, no log, no telemetry).
+ */
+export const CCR_PACKAGE = "@musistudio/claude-code-router";
+export const CCR_VERSION = "2.0.0";
+/** ccr routes every request to `Router.default`: the client's model name stays Claude's. */
+export const CCR_MODEL = "claude-sonnet-4-5";
+const ccrLauncher = join(repositoryRoot, "bench/support/peer-ccr.mjs");
+
+/** claude-code-router in its own process under a scratch HOME, optionally pinned, in front of `chatCompletionsUrl`. */
+export function startCcr(chatCompletionsUrl: string, core?: number): Promise<ChildMockUpstream> {
+  const installed = join(repositoryRoot, "node_modules", CCR_PACKAGE, "package.json");
+  if (!existsSync(installed)) throw new Error(`${CCR_PACKAGE} is not installed (npm install)`);
+  const home = mkdtempSync(join(tmpdir(), "parley-bench-ccr-"));
+  return startScript([ccrLauncher, repositoryRoot, chatCompletionsUrl, home], /peer on (http:\/\/\S+)/, core, false);
 }
 
 /** The peer in its own process, optionally pinned, in front of `chatCompletionsUrl`. */

@@ -156,10 +156,12 @@ export function approximateInputTokens(request: CountRequest): number {
 /*
  * Clients resend the same system prompt, tool definitions and history on every turn (Claude Code: 7 KB of system
  * prompt and a dozen schemas before the first message), so long texts are remembered: a hit costs a hash and a compare instead of a pass that
- * branches on every character. Bounded by characters held; when full it starts over.
+ * branches on every character (measured on a 1.4 MB Claude Code history: 2.3 ms against 7 ms). Bounded by
+ * characters held, room for a few such histories (a bound below one history's size cleared the map on every
+ * request and made every text a miss); when full it starts over.
  */
 const CACHED_FROM = 256;
-const CACHE_MAX_CHARACTERS = 1 << 20;
+const CACHE_MAX_CHARACTERS = 4 << 20;
 const approximations = new Map<string, number>();
 let cachedCharacters = 0;
 

@@ -51,10 +51,13 @@ export interface Chunk {
   bytes: Buffer;
 }
 
-/** The chunks of `bytes` in order; their concatenation is `bytes`. */
-export function chunkBytes(bytes: Buffer): Chunk[] {
+/**
+ * The chunks of `bytes` in order; their concatenation is `bytes`. From `from` on (a cut point of a body these
+ * bytes begin like), the chunks are those the whole body has there.
+ */
+export function chunkBytes(bytes: Buffer, from = 0): Chunk[] {
   const chunks: Chunk[] = [];
-  for (let start = 0; start < bytes.length; ) {
+  for (let start = from; start < bytes.length; ) {
     const end = cutPoint(bytes, start);
     const slice = bytes.subarray(start, end);
     chunks.push({ hash: createHash("sha256").update(slice).digest(), bytes: slice });

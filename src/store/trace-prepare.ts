@@ -1,16 +1,16 @@
 import { redactBodyText, redactSecrets, redactValue } from "./redact.js";
+import { BodyChunker } from "./trace-bodies.js";
 import { type Chunk, chunkBytes, wholeChunk } from "./trace-chunks.js";
+import { BODY_SLOTS, type QueuedTrace, type TraceFields } from "./trace-queue.js";
 import type { TraceRecord, TraceSummary } from "./types.js";
+
+export { BODY_SLOTS, type BodySlot } from "./trace-queue.js";
 
 /**
  * What the background writer does to a trace before any backend stores it: redact, then cut each body into
  * content-addressed chunks. Pure CPU work, run off the request path (in the SQLite writer's worker thread, or
  * deferred for the other backends).
  */
-
-/** The four bodies, by their place in a stored trace. */
-export const BODY_SLOTS = ["clientRequest", "upstreamRequest", "upstreamResponse", "clientResponse"] as const;
-export type BodySlot = (typeof BODY_SLOTS)[number];
 
 /** How a body's text became bytes: UTF-8, or (a string with a lone surrogate, which UTF-8 cannot carry) JSON. */
 export const UTF8_FORM = 0;
@@ -56,75 +56,61 @@ export const CHUNK_OVERHEAD = 96;
 /** Bytes accounted for a trace row beyond its text: its numbers and its index entries. */
 export const ROW_OVERHEAD = 256;
 
-/** Request bodies seen lately, by their text as given: a body sent again is not redacted and cut again. */
-const CACHED_BODIES = 64;
-const CACHED_CHARS = 16 * 1024 * 1024;
-
 /**
  * Prepares traces for one writer. The requests (client and upstream) are cut into content-defined chunks, so
- * that a history sent again shares them; the responses are never sent again and go as one chunk each. A
- * request body identical to one prepared lately (a retry, the same prompt) costs a map lookup: the text is its
- * own key (a string's hash and one comparison, cheaper than a digest).
+ * that a history sent again shares them (and is cut and hashed only where it is new, see trace-bodies.ts);
+ * the responses are never sent again and go as one chunk each.
  */
 export class TracePreparer {
-  private readonly recent = new Map<string, PreparedBody>();
-  private recentChars = 0;
+  private readonly chunker: BodyChunker;
 
-  constructor(private readonly secrets: readonly string[] = []) {}
+  constructor(private readonly secrets: readonly string[] = []) {
+    this.chunker = new BodyChunker(secrets);
+  }
 
-  prepare(trace: TraceRecord): PreparedTrace {
+  prepare(trace: QueuedTrace): PreparedTrace {
     const bodies: PreparedBody[] = [];
-    BODY_SLOTS.forEach((name, slot) => {
-      const value = trace[name] as unknown;
-      if (value === undefined || value === null) return;
-      const text = typeof value === "string" ? value : JSON.stringify(value);
-      bodies.push(slot <= 1 ? this.request(slot, text) : this.body(slot, text, false));
+    trace.bodies.forEach((body, slot) => {
+      if (body !== undefined) bodies.push(this.body(slot, body));
     });
+    const { fields } = trace;
     const reports = redactSecrets(
-      redactValue({ lossy: trace.lossy ?? [], repair: trace.repair ?? [], timings: trace.timings ?? {} }),
+      redactValue({ lossy: fields.lossy ?? [], repair: fields.repair ?? [], timings: fields.timings ?? {} }),
       this.secrets,
     ) as Record<string, unknown>;
     // Numbers only: nothing to redact.
-    if (trace.arrivals !== undefined) reports.arrivals = trace.arrivals;
-    if (trace.storedMessages !== undefined) reports.storedMessages = trace.storedMessages;
-    if (trace.lossyStages !== undefined) reports.lossyStages = trace.lossyStages;
-    return { row: traceRow(trace), meta: JSON.stringify(reports), bodies };
+    if (fields.arrivals !== undefined) reports.arrivals = fields.arrivals;
+    if (fields.storedMessages !== undefined) reports.storedMessages = fields.storedMessages;
+    if (fields.lossyStages !== undefined) reports.lossyStages = fields.lossyStages;
+    return { row: traceRow(fields), meta: JSON.stringify(reports), bodies };
   }
 
-  private request(slot: number, text: string): PreparedBody {
-    const known = this.recent.get(text);
-    if (known !== undefined) {
-      // Most recently used last.
-      this.recent.delete(text);
-      this.recent.set(text, known);
-      return { ...known, slot };
+  private body(slot: number, body: Uint8Array | string): PreparedBody {
+    const chunked = slot <= 1;
+    if (typeof body === "string" && !isWellFormed(body)) {
+      // UTF-8 cannot carry it: its JSON string literal is stored instead.
+      const bytes = Buffer.from(JSON.stringify(redactBodyText(body, this.secrets)), "utf8");
+      return {
+        slot,
+        form: JSON_FORM,
+        byteLength: bytes.length,
+        chunks: chunked ? chunkBytes(bytes) : wholeChunk(bytes),
+      };
     }
-    const body = this.body(slot, text, true);
-    if (text.length <= CACHED_CHARS / 4) {
-      this.recent.set(text, body);
-      this.recentChars += text.length;
-      for (const oldest of this.recent.keys()) {
-        if (this.recent.size <= CACHED_BODIES && this.recentChars <= CACHED_CHARS) break;
-        this.recent.delete(oldest);
-        this.recentChars -= oldest.length;
-      }
-    }
-    return body;
-  }
-
-  private body(slot: number, given: string, chunked: boolean): PreparedBody {
-    const text = redactBodyText(given, this.secrets);
-    const form = isWellFormed(text) ? UTF8_FORM : JSON_FORM;
-    const bytes = Buffer.from(form === UTF8_FORM ? text : JSON.stringify(text), "utf8");
-    return { slot, form, byteLength: bytes.length, chunks: chunked ? chunkBytes(bytes) : wholeChunk(bytes) };
+    const bytes =
+      typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const chunks = chunked ? this.chunker.request(slot, bytes) : this.chunker.response(bytes);
+    return { slot, form: UTF8_FORM, byteLength: byteLength(chunks), chunks };
   }
 }
 
-export function prepareTrace(trace: TraceRecord, secrets: readonly string[]): PreparedTrace {
-  return new TracePreparer(secrets).prepare(trace);
+function byteLength(chunks: readonly Chunk[]): number {
+  let length = 0;
+  for (const chunk of chunks) length += chunk.bytes.length;
+  return length;
 }
 
-function traceRow(trace: TraceRecord): TraceRow {
+function traceRow(trace: TraceFields): TraceRow {
   return {
     id: trace.id,
     requestId: trace.requestId,

@@ -1,5 +1,20 @@
 import type { TraceRecord, TraceRetentionPolicy, TraceWriterStats } from "./types.js";
 
+/** The four bodies, by their place in a stored trace. */
+export const BODY_SLOTS = ["clientRequest", "upstreamRequest", "upstreamResponse", "clientResponse"] as const;
+export type BodySlot = (typeof BODY_SLOTS)[number];
+export type TraceFields = Omit<TraceRecord, BodySlot>;
+
+/**
+ * A trace as the queue holds it: its fields, and per body slot its UTF-8 bytes, or the text itself where UTF-8
+ * cannot carry it (a lone surrogate), or nothing. The bodies are encoded when the trace is queued, so that the
+ * request's strings are not kept alive (and copied by the garbage collector) while a batch gathers.
+ */
+export interface QueuedTrace {
+  fields: TraceFields;
+  bodies: Array<Uint8Array | string | undefined>;
+}
+
 /** Why `recordTrace` did not store a trace. */
 export class TraceNotRecordedError extends Error {
   constructor(
@@ -14,7 +29,7 @@ export class TraceNotRecordedError extends Error {
 /** Where a batch of traces goes: a backend in this thread, or the SQLite writer's worker. */
 export interface TraceSink {
   /** Per trace, undefined once stored, or why it was not. */
-  write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>>;
+  write(traces: readonly QueuedTrace[]): Promise<Array<string | undefined>>;
 }
 
 /** The retention a writer keeps: the given one, `maxBytes` defaulting to the backend's. */
@@ -56,7 +71,7 @@ export interface TraceWriterOptions {
 }
 
 interface Waiting {
-  trace: TraceRecord;
+  trace: QueuedTrace;
   chars: number;
   resolve: () => void;
   reject: (error: Error) => void;
@@ -76,6 +91,7 @@ export class TraceQueue {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly counts = { recorded: 0, dropped: 0, failed: 0 };
+  private readonly arena = new ByteArena();
 
   constructor(
     private readonly sink: TraceSink,
@@ -102,9 +118,23 @@ export class TraceQueue {
     this.queuedTraces++;
     this.queuedChars += chars;
     const { promise, resolve, reject } = withResolvers();
-    this.waiting.push({ trace, chars, resolve, reject });
+    this.waiting.push({ trace: this.pack(trace), chars, resolve, reject });
     this.schedule();
     return promise;
+  }
+
+  private pack(trace: TraceRecord): QueuedTrace {
+    const { clientRequest, upstreamRequest, upstreamResponse, clientResponse, ...fields } = trace;
+    const arena = this.arena;
+    return {
+      fields,
+      bodies: [
+        arena.encode(clientRequest),
+        arena.encode(upstreamRequest),
+        arena.encode(upstreamResponse),
+        arena.encode(clientResponse),
+      ],
+    };
   }
 
   stats(): TraceWriterStats {
@@ -179,6 +209,34 @@ function bodyChars(trace: TraceRecord): number {
     length(trace.clientResponse)
   );
 }
+
+/**
+ * Encodes bodies as UTF-8 into 1 MB segments, a slice each (a larger body gets a buffer of its own). A segment
+ * is freed once no queued trace holds a slice of it.
+ */
+class ByteArena {
+  private segment = Buffer.allocUnsafeSlow(0);
+  private used = 0;
+
+  encode(body: unknown): Uint8Array | string | undefined {
+    if (body === undefined || body === null) return undefined;
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) return text;
+    // At most three bytes a UTF-16 unit: room for that is room enough.
+    const most = text.length * 3;
+    if (most > SEGMENT_BYTES / 4) return Buffer.from(text, "utf8");
+    if (this.used + most > this.segment.length) {
+      this.segment = Buffer.allocUnsafeSlow(SEGMENT_BYTES);
+      this.used = 0;
+    }
+    const written = this.segment.write(text, this.used, "utf8");
+    const slice = this.segment.subarray(this.used, this.used + written);
+    this.used += written;
+    return slice;
+  }
+}
+
+const SEGMENT_BYTES = 1024 * 1024;
 
 function withResolvers(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
   let resolve!: () => void;

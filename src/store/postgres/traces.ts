@@ -11,6 +11,7 @@ import {
   type TraceRow,
 } from "../trace-prepare.js";
 import { encodeCursor, traceFilterSql } from "../trace-query.js";
+import type { QueuedTrace } from "../trace-queue.js";
 import type { TracePage, TraceQuery, TraceRecord, TraceRetentionPolicy, TraceUsage } from "../types.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-store.js";
 
@@ -60,14 +61,14 @@ export class PostgresTraces {
     this.preparer = new TracePreparer(secrets);
   }
 
-  async write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
+  async write(traces: readonly QueuedTrace[]): Promise<Array<string | undefined>> {
     const outcomes: Array<string | undefined> = traces.map(() => undefined);
     // The last trace of an id wins, as if the batch were written one trace at a time.
     const lastOfId = new Map<string, number>();
-    for (const [index, trace] of traces.entries()) lastOfId.set(trace.id, index);
+    for (const [index, trace] of traces.entries()) lastOfId.set(trace.fields.id, index);
     const prepared: PreparedTrace[] = [];
     for (const [index, trace] of traces.entries()) {
-      if (lastOfId.get(trace.id) !== index) continue;
+      if (lastOfId.get(trace.fields.id) !== index) continue;
       try {
         prepared.push(this.preparer.prepare(trace));
       } catch (error) {

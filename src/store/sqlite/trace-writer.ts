@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { TraceSink } from "../trace-queue.js";
-import type { TraceRecord, TraceRetentionPolicy } from "../types.js";
+import type { QueuedTrace, TraceSink } from "../trace-queue.js";
+import type { TraceRetentionPolicy } from "../types.js";
 import { type PackedTraces, packTraces } from "./trace-transfer.js";
 import type { TraceWorkerData, TraceWorkerReply, TraceWorkerRequest } from "./trace-worker.js";
 
@@ -28,7 +28,7 @@ export class SqliteTraceWorker implements TraceSink {
     return this.worker !== undefined;
   }
 
-  write(traces: readonly TraceRecord[]): Promise<Array<string | undefined>> {
+  write(traces: readonly QueuedTrace[]): Promise<Array<string | undefined>> {
     const { packed, transfer } = packTraces(traces);
     return this.call({ kind: "write", packed }, transfer) as Promise<Array<string | undefined>>;
   }

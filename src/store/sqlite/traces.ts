@@ -11,6 +11,7 @@ import {
   type TraceRow,
 } from "../trace-prepare.js";
 import { encodeCursor, traceFilterSql } from "../trace-query.js";
+import type { QueuedTrace } from "../trace-queue.js";
 import type { TracePage, TraceQuery, TraceRecord, TraceRetentionPolicy, TraceUsage } from "../types.js";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite-store.js";
 
@@ -43,10 +44,11 @@ interface Doomed {
   bytes: number;
 }
 
-/** A chunk of the batch being written: its bytes, and once encoded (it was new), what is stored. */
+/** A chunk of the batch being written: its bytes, how many references the batch holds, and once encoded (it was new), what is stored. */
 interface PendingChunk {
   hash: Buffer;
   bytes: Buffer;
+  count: number;
   stored?: { encoding: number; data: Buffer };
 }
 
@@ -102,7 +104,7 @@ export class SqliteTraces {
   }
 
   /** Stores a batch in one transaction, then keeps the retention bounds. Per trace: undefined, or why not. */
-  write(traces: readonly TraceRecord[]): Array<string | undefined> {
+  write(traces: readonly QueuedTrace[]): Array<string | undefined> {
     const outcomes: Array<string | undefined> = [];
     const prepared: Array<PreparedTrace | undefined> = traces.map((trace, index) => {
       try {
@@ -119,29 +121,41 @@ export class SqliteTraces {
       for (const body of trace?.bodies ?? []) {
         for (const chunk of body.chunks) {
           const key = chunk.hash.toString("latin1");
-          if (!pending.has(key)) pending.set(key, { hash: chunk.hash, bytes: chunk.bytes });
+          const known = pending.get(key);
+          if (known === undefined) pending.set(key, { hash: chunk.hash, bytes: chunk.bytes, count: 1 });
+          else known.count++;
         }
       }
     }
-    this.transaction(() => {
-      let traces = 0;
-      let bytes = 0;
-      prepared.forEach((trace, index) => {
-        if (trace === undefined) return;
-        this.statements.savepoint.run();
-        try {
-          bytes += this.insert(trace, pending);
-          traces++;
-          this.statements.release.run();
-        } catch (error) {
-          this.statements.rollbackTo.run();
-          this.statements.release.run();
-          outcomes[index] = (error as Error).message;
-        }
+    try {
+      // The whole batch at once: each chunk's count changes once, whatever number of its traces hold it.
+      this.transaction(() => {
+        const bytes = this.insertAll(prepared, pending);
+        this.statements.addTotals.run(prepared.filter((trace) => trace !== undefined).length, bytes);
+        this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
       });
-      this.statements.addTotals.run(traces, bytes);
-      this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
-    });
+    } catch {
+      // One of them failed (an id recorded again, as a retry does): trace by trace, each in a savepoint of its own.
+      this.transaction(() => {
+        let written = 0;
+        let bytes = 0;
+        prepared.forEach((trace, index) => {
+          if (trace === undefined) return;
+          this.statements.savepoint.run();
+          try {
+            bytes += this.insert(trace, pending);
+            written++;
+            this.statements.release.run();
+          } catch (error) {
+            this.statements.rollbackTo.run();
+            this.statements.release.run();
+            outcomes[index] = (error as Error).message;
+          }
+        });
+        this.statements.addTotals.run(written, bytes);
+        this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
+      });
+    }
     this.vacuumIfWorthIt(false);
     return traces.map((_, index) => outcomes[index]);
   }
@@ -204,6 +218,35 @@ export class SqliteTraces {
     return removed;
   }
 
+  /**
+   * Inserts a batch's traces, each chunk's references counted once for all of them; returns the bytes they add.
+   * Throws on the first failure (the caller rolls back and goes trace by trace).
+   */
+  private insertAll(prepared: ReadonlyArray<PreparedTrace | undefined>, pending: Map<string, PendingChunk>): number {
+    let bytes = 0;
+    const ids = new Map<string, number>();
+    for (const [key, chunk] of pending) {
+      const known = this.statements.addRefs.get(chunk.count, chunk.hash) as { id: number } | undefined;
+      if (known !== undefined) {
+        ids.set(key, known.id);
+        continue;
+      }
+      const inserted = this.insertChunk(chunk, chunk.count);
+      ids.set(key, inserted.id);
+      bytes += inserted.bytes;
+    }
+    for (const trace of prepared) if (trace !== undefined) bytes += this.insertRow(trace, ids);
+    return bytes;
+  }
+
+  private insertChunk(chunk: PendingChunk, refs: number): { id: number; bytes: number } {
+    chunk.stored ??= encodeChunk(chunk.bytes);
+    const bytes = chunk.stored.data.length + CHUNK_OVERHEAD;
+    const { id } = this.statements.insertChunk.get(chunk.hash, refs, bytes) as { id: number };
+    this.statements.insertChunkData.run(id, chunk.stored.encoding, chunk.stored.data);
+    return { id, bytes };
+  }
+
   /** Inserts one trace and the chunks it brings; returns the bytes they add (for the batch's totals). */
   private insert(trace: PreparedTrace, pending: Map<string, PendingChunk>): number {
     const existing = this.statements.sameId.get(trace.row.id) as Doomed | undefined;
@@ -225,13 +268,15 @@ export class SqliteTraces {
         continue;
       }
       // New, or pruned since the batch began.
-      chunk.stored ??= encodeChunk(chunk.bytes);
-      const bytes = chunk.stored.data.length + CHUNK_OVERHEAD;
-      const { id } = this.statements.insertChunk.get(chunk.hash, count, bytes) as { id: number };
-      this.statements.insertChunkData.run(id, chunk.stored.encoding, chunk.stored.data);
-      ids.set(key, id);
-      chunkBytes += bytes;
+      const inserted = this.insertChunk(chunk, count);
+      ids.set(key, inserted.id);
+      chunkBytes += inserted.bytes;
     }
+    return this.insertRow(trace, ids) + chunkBytes;
+  }
+
+  /** The trace's row, its bodies as the ids of their chunks; returns the bytes it takes. */
+  private insertRow(trace: PreparedTrace, ids: ReadonlyMap<string, number>): number {
     const refs = encodeRefs(
       trace.bodies.map((body) => ({
         slot: body.slot,
@@ -263,7 +308,7 @@ export class SqliteTraces {
       refs,
       bytes,
     );
-    return bytes + chunkBytes;
+    return bytes;
   }
 
   /** Deletes traces, releasing their chunks; a chunk no trace holds any more goes too. */
