@@ -2,6 +2,7 @@ import type { FormatAdapter } from "../adapter.js";
 import { responsesClient } from "./client.js";
 import { responsesHistory } from "./history.js";
 import { responsesUpstream } from "./upstream.js";
+import { responsesView } from "./view.js";
 
 /** The OpenAI Responses API (`POST /v1/responses`), as OpenAI and the servers that copy it speak it. */
 export const responsesAdapter: FormatAdapter<"responses"> = {
@@ -10,4 +11,5 @@ export const responsesAdapter: FormatAdapter<"responses"> = {
   client: responsesClient,
   upstream: responsesUpstream,
   history: responsesHistory,
+  view: responsesView,
 };

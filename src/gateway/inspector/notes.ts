@@ -121,13 +121,15 @@ function placeOf(places: Places, path: string): Block | MessageHead | undefined 
 function findPlace(sides: readonly SideBlocks[], path: string): Block | MessageHead | undefined {
   for (const side of sides) {
     let best: Block | MessageHead | undefined;
-    const consider = (place: Block | MessageHead) => {
+    // A block whose path is its message's (a Responses item that is one part) holds what names that path.
+    const consider = (place: Block | MessageHead, isBlock: boolean) => {
       if (place.path === "" || !within(path, place.path)) return;
-      if (best === undefined || place.path.length > best.path.length) best = place;
+      const longer = best === undefined || place.path.length > best.path.length;
+      if (longer || (isBlock && place.path.length === best!.path.length)) best = place;
     };
     side.heads.forEach((head, index) => {
-      consider(head);
-      for (const block of side.blocks[index]!) consider(block);
+      consider(head, false);
+      for (const block of side.blocks[index]!) consider(block, true);
     });
     if (best !== undefined) return best;
   }

@@ -19,7 +19,13 @@ function describe(part: Part): Omit<Block, "path" | "notes"> {
     case "thinking":
       return {
         kind: "thinking",
-        title: part.signature === undefined ? "thinking" : "thinking (signed)",
+        // Sealed: a provider's encrypted reasoning rides with it (a Responses item's `encrypted_content`), unshown.
+        title:
+          part.signature !== undefined
+            ? "thinking (signed)"
+            : part.origin?.sealed !== undefined
+              ? "thinking (sealed)"
+              : "thinking",
         text: part.thinking,
       };
     case "redacted_thinking":
