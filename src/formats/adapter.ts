@@ -426,8 +426,9 @@ export interface ViewedPart {
    * A request's part: its place (message, part) in the canonical history the request reads as, where repair
    * reports point, and where this format's request encoder reports point: its lossy paths name a part as
    * `messages[i].content[j]` (a message as `messages[i]`) for the part at [i, j] of the history it wrote from,
-   * whatever the wire made of it (the inspector puts each loss at its block by this). Absent for the
-   * request-level system prompt and for answers.
+   * whatever the wire made of it (the inspector puts each loss at its block by this): a system prompt the encoder
+   * writes as a message is that history's first message, and the wire messages or items one message became read
+   * back as that one message. Absent for a system prompt in a request-level field and for answers.
    */
   at?: readonly [message: number, part: number];
 }

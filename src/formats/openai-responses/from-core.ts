@@ -14,7 +14,7 @@ import { newItemId } from "./ids.js";
 import { ItemWriter } from "./items-from-core.js";
 import { finishedResponse, responseShell } from "./response-object.js";
 import { toolChoiceFromCore, toolsFromCore } from "./tools.js";
-import type { Json, ResponsesItem, ResponsesObject, ResponsesRequest, ResponsesTool } from "./wire-types.js";
+import type { Json, ResponsesObject, ResponsesRequest, ResponsesTool } from "./wire-types.js";
 
 export interface ResponsesEncodeOptions {
   /** The provider the request goes to: its own reasoning goes back to it as it made it. */
@@ -52,17 +52,17 @@ export function coreToResponsesRequest(
     request.tools,
   );
   const lossy = writer.lossy;
-  const input: ResponsesItem[] = [];
   const body: ResponsesRequest = { model: request.model };
   const system = request.system;
   const single = system?.parts[0];
+  let history = request.messages;
   if (system?.textShorthand && system.parts.length === 1 && single?.type === "text") {
     body.instructions = single.text;
   } else if (system !== undefined) {
-    input.push(...writer.messages([system], "system"));
+    // Written as the first input item, it is the first message of the history reports name (as Chat's is).
+    history = [system, ...request.messages];
   }
-  input.push(...writer.messages(request.messages));
-  body.input = input;
+  body.input = writer.messages(history);
   const own = kept(request);
   // Another API's fields go where this one has the same field; the rest are reported.
   const { fields, dropped } = fieldsFor(request.extra, "responses", sharedRequestField);

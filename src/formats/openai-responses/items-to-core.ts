@@ -25,7 +25,9 @@ import type {
 /**
  * Input items -> core messages, in order. What the model produced (assistant messages, reasoning, calls, hosted
  * tools' items) gathers into one assistant message until something else comes; a run of call outputs is one user
- * message of tool results; user, system and developer messages are their own. Each item's fields the core does
+ * message of tool results, with the user message right after it (as `itemsFromCore` writes a user message holding
+ * both, so a written request reads back with the places it was written from); other user, system and developer
+ * messages are their own. Each item's fields the core does
  * not name are kept, so `itemsFromCore` writes the same items back.
  */
 export function itemsToCore(
@@ -60,9 +62,17 @@ export function itemsToCore(
           add(open("assistant", index), index, assistantMessageParts(message));
           break;
         }
+        const read = inputMessage(message);
+        // A user message right after call outputs joins them: one message written out as both reads back as one.
+        if (run?.kind === "outputs" && read.role === "user" && read.parts.length > 0) {
+          add(run.message, index, read.parts);
+          if (read.textShorthand) run.message.textShorthand = true;
+          if (read.extra) run.message.extra = read.extra;
+        } else {
+          messages.push(read);
+          sources.push({ message: index, parts: read.parts.map(() => index) });
+        }
         run = undefined;
-        messages.push(inputMessage(message));
-        sources.push({ message: index, parts: messages.at(-1)!.parts.map(() => index) });
         break;
       }
       case "reasoning":

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import type { ConversationRequest, Part } from "../../core/index.js";
 import { repair } from "../../repair/index.js";
 import type { ViewedBody } from "../adapter.js";
 import { formatAdapter } from "../registry.js";
@@ -72,7 +73,8 @@ describe("Responses requests", () => {
       ["function_call_output", "input[5]", [["tool_result", "input[5]", [3, 0]]]],
       ["custom_tool_call", "input[6]", [["tool_call", "input[6]", [4, 0]]]],
       ["custom_tool_call_output", "input[7]", [["tool_result", "input[7]", [5, 0]]]],
-      ["user", "input[8]", [["text", "input[8].content", [6, 0]]]],
+      // A user message right after call outputs is one message with them, as a user message holding both is written.
+      ["user", "input[8]", [["text", "input[8].content", [5, 1]]]],
     ]);
   });
 
@@ -166,6 +168,69 @@ describe("Responses requests", () => {
     expect(parts.find((viewed) => viewed.path === "input[1].content[0]")!.part).toMatchObject({
       text: "<think>I will run ls.</think>",
     });
+  });
+
+  test("a written request's places are those of the history it was written from, whatever items it became", () => {
+    // A block system prompt becomes input[0]; a user message holding a tool result and text becomes a call output
+    // and a message item. Each loss's place is the part it is about.
+    const history: ConversationRequest = {
+      model: "gpt-5",
+      system: {
+        role: "system",
+        parts: [
+          { type: "text", text: "You are a coding agent." },
+          { type: "text", text: "Be brief." },
+        ],
+      },
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "List the files." }] },
+        {
+          role: "assistant",
+          parts: [
+            { type: "thinking", thinking: "I will run ls.", signature: "EqQBCkYIBxgCKkA" },
+            { type: "text", text: "Running ls." },
+            { type: "tool_call", id: "toolu_1", name: "Bash", input: { command: "ls" } },
+          ],
+        },
+        {
+          role: "user",
+          parts: [
+            { type: "tool_result", toolCallId: "toolu_1", content: "ls: permission denied", isError: true },
+            { type: "text", text: "Try sudo." },
+          ],
+        },
+      ],
+    };
+    const written = responses.upstream.encodeRequest(history);
+    const input = (written.value as { input: Array<{ type?: string; role?: string }> }).input;
+    expect(input.map((item) => item.type ?? item.role)).toEqual([
+      "system",
+      "user",
+      "message",
+      "function_call",
+      "function_call_output",
+      "user",
+    ]);
+    const losses = written.lossy.filter((entry) => entry.path?.startsWith("messages["));
+    expect(losses.map((entry) => entry.code)).toEqual(["thinking-to-text", "tool-error-flag-dropped"]);
+    const parts = view.request(written.value)!.messages.flatMap((message) => message.parts);
+    const about: Record<string, (part: Part) => boolean> = {
+      "thinking-to-text": (part) => part.type === "text" && part.text === "<think>I will run ls.</think>",
+      "tool-error-flag-dropped": (part) => part.type === "tool_result" && part.toolCallId === "toolu_1",
+    };
+    for (const entry of losses) {
+      const [, message, part] = /^messages\[(\d+)\]\.content\[(\d+)\]$/.exec(entry.path!)!.map(Number);
+      const viewed = parts.filter((candidate) => candidate.at?.[0] === message && candidate.at?.[1] === part);
+      expect(viewed, entry.code).toHaveLength(1);
+      expect(about[entry.code]!(viewed[0]!.part), entry.code).toBe(true);
+    }
+    // Every part written is at its place in the history: the system prompt first, as Chat numbers it.
+    const canonical = [history.system!, ...history.messages];
+    for (const viewed of parts) {
+      const [message, part] = viewed.at!;
+      const source = canonical[message]!.parts[part]!;
+      expect(viewed.part.type, viewed.path).toBe(source.type === "thinking" ? "text" : source.type);
+    }
   });
 
   test("a repair's place is the block of the part it names", () => {

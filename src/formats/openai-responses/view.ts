@@ -6,7 +6,8 @@ import type { ResponsesItem } from "./wire-types.js";
 
 /**
  * OpenAI Responses bodies for a person. An item is not a canonical message (reasoning, calls and assistant messages
- * gather into one assistant message, a run of call outputs into one user message), so each item is shown with the
+ * gather into one assistant message, a run of call outputs and a user message right after it into one user message,
+ * as the encoder writes a user message holding both), so each item is shown with the
  * parts it gave: a message's content parts at `input[3].content[0]` (`input[3].content` for a string), any other
  * item at its own path (`input[4]`, which the reader's reports below it start with), each with its place in the
  * history the request reads as. `instructions` is the system prompt. Sealed reasoning stays sealed: a reasoning
