@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
 import { join } from "node:path";
 
@@ -38,6 +38,8 @@ export function summarizeProfile(path: string, bundles: readonly string[]): Prof
   const profile = JSON.parse(readFileSync(path, "utf8")) as Profile;
   const maps = new Map<string, SourceMap>();
   for (const bundle of bundles) {
+    // The build ships no source maps: without one a bundle's frames are named by its file and function.
+    if (!existsSync(`${bundle}.map`)) continue;
     maps.set(bundle, new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, "utf8"))));
   }
   const selfMicros = new Map<number, number>();

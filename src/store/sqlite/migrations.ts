@@ -71,4 +71,16 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: "traces: fewer indexes to keep on every write",
+    // Each index is a B-tree insert per trace on the writer's thread. A status or model filter reads the
+    // newest-first index and stops at its page (common values are met soon); the tenant and conversation
+    // ones stay, since a small tenant's or one conversation's traces are rare among many.
+    sql: `
+      DROP INDEX traces_status;
+      DROP INDEX traces_client_model;
+      DROP INDEX traces_upstream_model;
+    `,
+  },
 ];
