@@ -42,7 +42,8 @@ export function traceFilterSql(query: TraceQuery, placeholder: (value: unknown, 
   }
   const status = statusRange(query.status);
   if (status !== undefined) {
-    // One status reads its index in order; a range has to sort what it finds.
+    // PostgreSQL reads one status in its index's order but sorts a range; SQLite (no status index since step 6)
+    // walks the newest-first index and filters.
     conditions.push(
       status.from === status.to
         ? `status = ${placeholder(status.from)}`
