@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { request } from "undici";
 import { type BenchSection, rate } from "./harness.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
 import {
+  buildCli,
   builtCliExists,
   type ChildGateway,
   type ChildMockUpstream,
@@ -231,8 +231,10 @@ async function profileDefault(
 ): Promise<NonNullable<PeerRun["profile"]>> {
   const folder = mkdtempSync(join(tmpdir(), "parley-bench-profile-"));
   try {
+    // The same bundle as dist/parley.js, built with source maps so that each frame is named by its source file.
+    const mapped = buildCli({ sourceMaps: true, folder: "bench-profile-dist" });
     const gateway = await startChildGateway({
-      runner: "dist",
+      runner: { cli: mapped },
       asUsersRun: { upstream: mock.baseUrl },
       nodeArgs: ["--cpu-prof", "--cpu-prof-dir", folder],
       discardLogs: true,
@@ -248,7 +250,7 @@ async function profileDefault(
       await gateway.stop();
     }
     const [main, ...workers] = profilesIn(folder);
-    const bundles = ["parley.js", "trace-worker.js"].map((file) => join(distFolder, file));
+    const bundles = ["parley.js", "trace-worker.js"].map((file) => join(dirname(mapped), file));
     return {
       requests,
       main: summarizeProfile(main!, bundles),
@@ -260,7 +262,6 @@ async function profileDefault(
 }
 
 const PROFILE_MS = 4_000;
-const distFolder = fileURLToPath(new URL("../dist/", import.meta.url));
 
 /**
  * What any translating gateway must do that the bare proxy does not, per non-streamed request: parse the answer

@@ -30,6 +30,8 @@ const options = {
   minifySyntax: true,
   metafile: true,
   logLevel: "warning",
+  // The benchmark's profile names a frame by its source file: it builds a copy with maps (never shipped).
+  sourcemap: process.env.PARLEY_BUNDLE_SOURCEMAP === "1",
 };
 const built = [await build({ ...options, entryPoints: [entry], outfile })];
 // The worker threads start from files beside the bundle, bundled the same way: the tokenizer's

@@ -62,13 +62,21 @@ export function builtCliExists(): boolean {
  * that the dependencies resolve) and returns the CLI's path: a benchmark then measures the code as it is now, run by
  * plain node, even when `dist/` is stale or absent. Type errors do not stop the emit.
  */
-export function buildCli(): string {
-  const outDir = join(repositoryRoot, ".cache/bench-dist");
+export function buildCli(options: { sourceMaps?: boolean; folder?: string } = {}): string {
+  const outDir = join(repositoryRoot, ".cache", options.folder ?? "bench-dist");
+  const maps = options.sourceMaps ? ["--sourceMap", "true"] : [];
   rmSync(outDir, { recursive: true, force: true });
   try {
     execFileSync(
       process.execPath,
-      [join(repositoryRoot, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", outDir],
+      [
+        join(repositoryRoot, "node_modules/typescript/bin/tsc"),
+        "-p",
+        "tsconfig.build.json",
+        "--outDir",
+        outDir,
+        ...maps,
+      ],
       {
         cwd: repositoryRoot,
         stdio: "ignore",
@@ -82,6 +90,7 @@ export function buildCli(): string {
   execFileSync(process.execPath, [join(repositoryRoot, "scripts/bundle-cli.mjs"), join(outDir, "cli/main.js"), cli], {
     cwd: repositoryRoot,
     stdio: "ignore",
+    env: { ...process.env, PARLEY_BUNDLE_SOURCEMAP: options.sourceMaps ? "1" : "0" },
   });
   if (!existsSync(cli)) throw new Error("building the CLI for the benchmark produced no parley.js");
   return cli;

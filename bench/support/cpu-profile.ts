@@ -57,12 +57,15 @@ export function summarizeProfile(path: string, bundles: readonly string[]): Prof
     let source: string | undefined;
     if (bundle !== undefined && frame.lineNumber >= 0) {
       const entry = maps.get(bundle)!.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string };
-      source = entry.originalSource?.replace(/^.*?\/(src|node_modules)\//, "$1/");
+      source = entry.originalSource?.replace(/^(?:.*?\/)?(src|node_modules)\//, "$1/");
     }
     const category = categoryOf(source, frame.functionName, frame.url);
     busy += micros;
     categories.set(category, (categories.get(category) ?? 0) + micros);
-    const name = `${source ?? (frame.url || "native")} ${frame.functionName || "(anonymous)"}`;
+    // A file outside the sources by its name alone: the report never shows where the repository lies.
+    const file =
+      source ?? (frame.url === "" ? "native" : frame.url.startsWith("file:") ? frame.url.split("/").pop()! : frame.url);
+    const name = `${file} ${frame.functionName || "(anonymous)"}`;
     functions.set(name, (functions.get(name) ?? 0) + micros);
   }
   const sorted = (map: Map<string, number>) =>
