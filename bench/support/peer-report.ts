@@ -279,7 +279,7 @@ function profileReport(run: PeerRun): string {
     `metrics are ${fixed(share(profile.main, OWN_WORK) * 100, 0)} %, and the trace path on this thread (queueing, the copy of the bodies`,
     `into the batch, postMessage) ${fixed(share(profile.main, TRACE_WORK) * 100, 0)} %. What would close the rest:`,
     "",
-    "- Traces: most of their cost is the writer thread's SQLite work (a row with seven secondary indexes per",
+    "- Traces: most of their cost is the writer thread's SQLite work (a row with five secondary indexes per",
     "  trace, a commit per batch, pruning past `maxCount`), on the same core as the request thread under this",
     "  pinning. Appending batches to a log file (one write each) and indexing them when listed, or fewer indexes,",
     "  would cut it; on the request thread, handing the queued bytes over without the copy into one buffer.",
