@@ -8,7 +8,7 @@ import { claudeCodeLikeBody } from "./support/bodies.js";
 /**
  * The SQLite trace writer's CPU per trace, apart from the rest of the process: `npx tsx bench/trace-writer-cpu.ts`
  * records TRACES (default 20,000) Claude Code-like traces (a ~6.5 KB request, its Chat Completions form, two
- * small JSON answers) through the real store, 16 at a time a macrotask apart and paced below the queue's bound,
+ * small JSON answers, one loss reported) through the real store, 16 at a time a macrotask apart and paced below the queue's bound,
  * past the default 10,000 kept (so that pruning is paid as in a gateway's steady state). It prints each
  * thread's CPU per trace (Linux: /proc/self/task; the writer is the busiest thread besides main), the
  * process's, and what `recordTrace` takes on the caller's thread. Not part of `npm run bench`: a tool for
@@ -49,7 +49,8 @@ function trace(index: number): TraceRecord {
     upstreamRequest: upstream,
     upstreamResponse: JSON.stringify({ id: `chatcmpl-${index}`, choices: [{ index: 0, message: answer }] }),
     clientResponse: JSON.stringify({ id: `msg_${index}`, type: "message", ...answer, stop_reason: "end_turn" }),
-    lossy: [],
+    // What every Claude Code request to a Chat Completions provider reports.
+    lossy: [{ code: "cache_control-stripped", message: "cache_control cannot be sent", path: "messages[0].content[0]" }],
     repair: [],
     timings: { totalMs: 3.2, upstreamMs: 2.1 },
   };

@@ -82,7 +82,12 @@ export class BodyChunker {
 
   /** A response body as one chunk of its redacted bytes (a response is never sent again). */
   response(bytes: Buffer): Chunk[] {
-    return wholeChunk(this.mayNeedRedaction(bytes, 0) ? this.redacted(bytes) : bytes);
+    return wholeChunk(this.redactedResponse(bytes));
+  }
+
+  /** A response body's redacted bytes (the same bytes when there is nothing to redact). */
+  redactedResponse(bytes: Buffer): Buffer {
+    return this.mayNeedRedaction(bytes, 0) ? this.redacted(bytes) : bytes;
   }
 
   /** Whether anything from `from` on (or a trigger reaching into it) could be replaced by redaction. */

@@ -41,7 +41,18 @@ export interface PreparedBody {
   slot: number;
   form: number;
   byteLength: number;
+  /** The body's chunks; none for an inline body (or an empty one). */
   chunks: Chunk[];
+  /** A response kept whole in its trace's row (a backend that asked for it): its redacted bytes. */
+  inline?: Buffer;
+}
+
+export interface TracePreparerOptions {
+  /**
+   * Responses are kept whole beside the row instead of as chunks: a response is never sent again, so its chunk
+   * would be shared by nothing, and hashing and indexing it cost the writer more than the row itself.
+   */
+  inlineResponses?: boolean;
 }
 
 export interface PreparedTrace {
@@ -64,8 +75,14 @@ export const ROW_OVERHEAD = 256;
 export class TracePreparer {
   private readonly chunker: BodyChunker;
 
-  constructor(private readonly secrets: readonly string[] = []) {
+  private readonly inlineResponses: boolean;
+
+  constructor(
+    private readonly secrets: readonly string[] = [],
+    options: TracePreparerOptions = {},
+  ) {
     this.chunker = new BodyChunker(secrets);
+    this.inlineResponses = options.inlineResponses ?? false;
   }
 
   prepare(trace: QueuedTrace): PreparedTrace {
@@ -90,6 +107,7 @@ export class TracePreparer {
     if (typeof body === "string" && !isWellFormed(body)) {
       // UTF-8 cannot carry it: its JSON string literal is stored instead.
       const bytes = Buffer.from(JSON.stringify(redactBodyText(body, this.secrets)), "utf8");
+      if (!chunked && this.inlineResponses) return { slot, form: JSON_FORM, byteLength: bytes.length, chunks: [], inline: bytes };
       return {
         slot,
         form: JSON_FORM,
@@ -99,6 +117,10 @@ export class TracePreparer {
     }
     const bytes =
       typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    if (!chunked && this.inlineResponses) {
+      const inline = this.chunker.redactedResponse(bytes);
+      return { slot, form: UTF8_FORM, byteLength: inline.length, chunks: [], inline };
+    }
     const chunks = chunked ? this.chunker.request(slot, bytes) : this.chunker.response(bytes);
     return { slot, form: UTF8_FORM, byteLength: byteLength(chunks), chunks };
   }

@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { TraceNotRecordedError } from "../../store/trace-queue.js";
 import type { TraceRecord } from "../../store/types.js";
 import type { Context } from "../http/context.js";
+import { timeOrderedId } from "../http/ids.js";
 import type { GatewayState } from "../state.js";
 import type { Exchange } from "./exchange.js";
 
@@ -25,7 +25,7 @@ export function recordTrace(
   if (!state.config.traces.enabled || state.store === undefined) return;
   const totalMs = performance.now() - ctx.startedAt;
   const trace: TraceRecord = {
-    id: traceId(),
+    id: timeOrderedId("trace_"),
     requestId: ctx.requestId,
     createdAt: new Date().toISOString(),
     route: ctx.route,
@@ -67,12 +67,4 @@ export function recordTrace(
       "traces dropped: the trace writer is behind (counted in parley_traces_dropped_total)",
     );
   });
-}
-
-/**
- * `trace_` and 32 hex digits, the first 12 the time in milliseconds: ids that grow with time keep each new
- * entry of the id index on its newest page (random ids dirtied a page of their own on every write).
- */
-function traceId(): string {
-  return `trace_${Date.now().toString(16).padStart(12, "0")}${randomUUID().replaceAll("-", "").slice(12)}`;
 }

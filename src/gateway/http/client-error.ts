@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Duplex } from "node:stream";
 import { errorBody } from "./error-response.js";
+import { timeOrderedId } from "./ids.js";
 import { apiForPath } from "./router.js";
 
 /**
@@ -11,7 +11,7 @@ import { apiForPath } from "./router.js";
 export function answerClientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void {
   if (!socket.writable || error.code === "ECONNRESET") return;
   const [status, message] = describe(error.code);
-  const requestId = `req_${randomUUID().replaceAll("-", "")}`;
+  const requestId = timeOrderedId("req_");
   const body = JSON.stringify(
     errorBody(
       apiForPath(requestPath(error.rawPacket)),

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FormatId, PARLEY_FORMAT } from "../../formats/registry.js";
 import { DEFAULT_OWNER } from "../../store/owner.js";
 import { Cancellation } from "../../upstream/cancellation.js";
+import { timeOrderedId } from "./ids.js";
 
 /** Which API's error shape a route answers in. */
 export type ApiShape = FormatId;
@@ -52,7 +52,7 @@ export function createContext(req: IncomingMessage, res: ServerResponse): Contex
   res.once("close", () => {
     if (!res.writableFinished) clientGone.abort(new Error("client disconnected"));
   });
-  const requestId = `req_${randomUUID().replaceAll("-", "")}`;
+  const requestId = timeOrderedId("req_");
   res.setHeader("request-id", requestId);
   res.setHeader("x-request-id", requestId);
   return {

@@ -83,4 +83,10 @@ export const sqliteMigrations: readonly Migration[] = [
       DROP INDEX traces_upstream_model;
     `,
   },
+  {
+    version: 7,
+    name: "traces: responses kept in their row",
+    // A response is never sent again: as a chunk it was hashed and indexed for sharing that never came.
+    sql: "ALTER TABLE traces ADD COLUMN inline_bodies BLOB;",
+  },
 ];

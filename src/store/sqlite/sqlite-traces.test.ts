@@ -119,6 +119,41 @@ describe("sqlite trace storage", () => {
     expect(statSync(path).size).toBeLessThan(full / 5);
   });
 
+  test("responses are kept in their trace's row, not as chunks, and come back exactly", async () => {
+    const path = freshPath();
+    const store = new SqliteStore(new Database(path));
+    const stream = Array.from({ length: 80 }, (_, index) => `data: {"delta":"word ${index} é"}\n\n`).join("");
+    const small = {
+      ...trace("small", "2026-01-01T00:00:00.000Z"),
+      upstreamResponse: '{"choices":[]}',
+      clientResponse: '{"content":"ok"}',
+    };
+    const large = { ...trace("large", "2026-01-01T00:00:01.000Z"), upstreamResponse: stream, clientResponse: stream };
+    await Promise.all([store.recordTrace(small), store.recordTrace(large)]);
+    for (const written of [small, large]) {
+      const shown = (await store.getTrace(written.id))!;
+      expect(shown.clientResponse).toBe(written.clientResponse);
+      expect(shown.upstreamResponse).toBe(written.upstreamResponse);
+    }
+    await store.close();
+    const database = new Database(path, { readonly: true });
+    const rows = database.prepare("SELECT id, length(inline_bodies) AS inline FROM traces ORDER BY id").all();
+    // Two event streams of ~2.4 KB each are past the deflate threshold: stored in far fewer bytes than sent.
+    expect(rows).toEqual([
+      { id: "large", inline: expect.any(Number) },
+      { id: "small", inline: expect.any(Number) },
+    ]);
+    const [largeRow] = rows as Array<{ inline: number }>;
+    expect(largeRow!.inline).toBeLessThan(Buffer.byteLength(stream) / 2);
+    // Only the request bodies' chunks are shared rows: a response has none.
+    const chunks = database.prepare("SELECT count(*) AS n FROM trace_chunks").get() as { n: number };
+    const requestChunks = new Set(
+      [small, large].flatMap((written) => [written.clientRequest, written.upstreamRequest]).filter(Boolean),
+    ).size;
+    expect(chunks.n).toBe(requestChunks);
+    database.close();
+  });
+
   test("a writer that falls behind drops traces and counts them instead of queueing without bound", async () => {
     const path = freshPath();
     const store = new SqliteStore(new Database(path), { traceQueue: { maxTraces: 3 } });

@@ -1,5 +1,5 @@
 import { ageCutoff, BYTES_LOW_WATER, bound, clampLimit } from "../retention.js";
-import { decodeChunk, decodeRefs, encodeChunk, encodeRefs } from "../trace-chunks.js";
+import { decodeChunk, decodeInline, decodeRefs, encodeChunk, encodeInline, encodeRefs } from "../trace-chunks.js";
 import {
   assembleTrace,
   CHUNK_OVERHEAD,
@@ -68,7 +68,7 @@ export class SqliteTraces {
     private readonly retention: TraceRetentionPolicy = {},
     secrets: readonly string[] = [],
   ) {
-    this.preparer = new TracePreparer(secrets);
+    this.preparer = new TracePreparer(secrets, { inlineResponses: true });
     const prepare = (sql: string) => database.prepare(sql);
     this.statements = {
       begin: prepare("BEGIN IMMEDIATE"),
@@ -88,17 +88,17 @@ export class SqliteTraces {
       insertTrace: prepare(
         `INSERT INTO traces (id, request_id, created_at, route, provider, client_model, upstream_model, status,
            duration_ms, input_tokens, output_tokens, conversation_id, tenant, stream, lossy_count, repair_count,
-           record, bodies, bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           record, bodies, inline_bodies, bytes)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       deleteTrace: prepare("DELETE FROM traces WHERE seq = ?"),
       totals: prepare("SELECT traces, bytes FROM trace_totals"),
       addTotals: prepare("UPDATE trace_totals SET traces = traces + ?, bytes = bytes + ?"),
       oldest: prepare("SELECT seq, bodies, bytes FROM traces ORDER BY created_at, seq LIMIT ?"),
       olderThan: prepare("SELECT seq, bodies, bytes FROM traces WHERE created_at < ? ORDER BY created_at, seq LIMIT ?"),
-      byId: prepare(`SELECT ${ROW_COLUMNS}, record, bodies FROM traces WHERE id = ?`),
+      byId: prepare(`SELECT ${ROW_COLUMNS}, record, bodies, inline_bodies FROM traces WHERE id = ?`),
       byRequestId: prepare(
-        `SELECT ${ROW_COLUMNS}, record, bodies FROM traces WHERE request_id = ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
+        `SELECT ${ROW_COLUMNS}, record, bodies, inline_bodies FROM traces WHERE request_id = ? ORDER BY created_at DESC, seq DESC LIMIT 1`,
       ),
     };
   }
@@ -178,7 +178,7 @@ export class SqliteTraces {
   }
 
   get(idOrRequestId: string): TraceRecord | undefined {
-    type Found = SqlRow & { record: string; bodies: Uint8Array | null };
+    type Found = SqlRow & { record: string; bodies: Uint8Array | null; inline_bodies: Uint8Array | null };
     const found = (this.statements.byId.get(idOrRequestId) ?? this.statements.byRequestId.get(idOrRequestId)) as
       | Found
       | undefined;
@@ -195,7 +195,17 @@ export class SqliteTraces {
     }>) {
       chunks.set(chunk.id, decodeChunk(chunk.encoding, chunk.data));
     }
+    // Inline bodies (no chunks, yet bytes) follow one another in the row's own blob, in the references' order.
+    const inline = found.inline_bodies === null ? undefined : decodeInline(found.inline_bodies);
+    let inlineAt = 0;
     const bodies = refs.map((body) => {
+      if (body.ids.length === 0 && body.byteLength > 0) {
+        if (inline === undefined || inlineAt + body.byteLength > inline.length) {
+          throw new Error(`trace ${row.id}: an inline body is missing`);
+        }
+        inlineAt += body.byteLength;
+        return { slot: body.slot, form: body.form, bytes: inline.subarray(inlineAt - body.byteLength, inlineAt) };
+      }
       const parts = body.ids.map((id) => {
         const bytes = chunks.get(id);
         if (bytes === undefined) throw new Error(`trace ${row.id}: body chunk ${id} is missing`);
@@ -285,8 +295,9 @@ export class SqliteTraces {
         ids: body.chunks.map((chunk) => ids.get(chunk.hash.toString("latin1"))!),
       })),
     );
+    const inline = encodeInline(trace.bodies.flatMap((body) => (body.inline?.length ? [body.inline] : [])));
     const row = trace.row;
-    const bytes = rowBytes(row, trace.meta, refs.length);
+    const bytes = rowBytes(row, trace.meta, refs.length + (inline?.length ?? 0));
     this.statements.insertTrace.run(
       row.id,
       row.requestId,
@@ -306,6 +317,7 @@ export class SqliteTraces {
       row.repairCount,
       trace.meta,
       refs,
+      inline,
       bytes,
     );
     return bytes;
