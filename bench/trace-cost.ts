@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   });
   const results = new Map<string, Array<Awaited<ReturnType<typeof cell>>>>();
   try {
-    for (const [name, gateway] of Object.entries(systems)) {
+    for (const gateway of Object.values(systems)) {
       await closedLoop(target(gateway.url, false), 16, 1_000);
       await closedLoop(target(gateway.url, true), 16, 1_000);
     }

@@ -50,7 +50,9 @@ function trace(index: number): TraceRecord {
     upstreamResponse: JSON.stringify({ id: `chatcmpl-${index}`, choices: [{ index: 0, message: answer }] }),
     clientResponse: JSON.stringify({ id: `msg_${index}`, type: "message", ...answer, stop_reason: "end_turn" }),
     // What every Claude Code request to a Chat Completions provider reports.
-    lossy: [{ code: "cache_control-stripped", message: "cache_control cannot be sent", path: "messages[0].content[0]" }],
+    lossy: [
+      { code: "cache_control-stripped", message: "cache_control cannot be sent", path: "messages[0].content[0]" },
+    ],
     repair: [],
     timings: { totalMs: 3.2, upstreamMs: 2.1 },
   };

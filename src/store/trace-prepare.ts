@@ -107,7 +107,9 @@ export class TracePreparer {
     if (typeof body === "string" && !isWellFormed(body)) {
       // UTF-8 cannot carry it: its JSON string literal is stored instead.
       const bytes = Buffer.from(JSON.stringify(redactBodyText(body, this.secrets)), "utf8");
-      if (!chunked && this.inlineResponses) return { slot, form: JSON_FORM, byteLength: bytes.length, chunks: [], inline: bytes };
+      if (!chunked && this.inlineResponses) {
+        return { slot, form: JSON_FORM, byteLength: bytes.length, chunks: [], inline: bytes };
+      }
       return {
         slot,
         form: JSON_FORM,
