@@ -12,12 +12,24 @@ export interface PackedTraces {
   bytes: ArrayBuffer;
 }
 
-export function packTraces(batch: readonly QueuedTrace[]): { packed: PackedTraces; transfer: ArrayBuffer[] } {
+/**
+ * Packs a batch into `spare` (a buffer the writer gave back) when it is large enough, else into a new one a
+ * little larger than needed. A batch's buffer handed back and forth spares the allocation, and the writer's
+ * thread no longer holds buffers it is done with until its own garbage collector runs (a few MB each, tens
+ * of MB of the process's memory between two of its collections).
+ */
+export function packTraces(
+  batch: readonly QueuedTrace[],
+  spare?: ArrayBuffer,
+): { packed: PackedTraces; transfer: ArrayBuffer[] } {
   let total = 0;
   for (const trace of batch) {
     for (const body of trace.bodies) if (body !== undefined && typeof body !== "string") total += body.length;
   }
-  const bytes = Buffer.allocUnsafeSlow(total);
+  const bytes =
+    spare !== undefined && spare.byteLength >= total
+      ? Buffer.from(spare)
+      : Buffer.allocUnsafeSlow(Math.ceil(total * 1.25));
   let offset = 0;
   const bodies = batch.map((trace) =>
     trace.bodies.map((body): number | string | null => {

@@ -20,7 +20,8 @@ export type TraceWorkerRequest =
   | { id: number; kind: "prune"; policy: TraceRetentionPolicy }
   | { id: number; kind: "close" };
 
-export type TraceWorkerReply = { id: number; result: unknown } | { id: number; error: string };
+/** A write's reply carries its batch's buffer back (`spare`), for the next batch. */
+export type TraceWorkerReply = { id: number; result: unknown; spare?: ArrayBuffer } | { id: number; error: string };
 
 const port = parentPort!;
 const data = workerData as TraceWorkerData;
@@ -42,7 +43,13 @@ port.on("message", (request: TraceWorkerRequest) => {
   } catch (error) {
     reply = { id: request.id, error: (error as Error).message };
   }
-  port.postMessage(reply);
+  // Written (or failed) and nothing here holds a view of its bytes any more: the buffer goes back.
+  if (request.kind === "write" && "result" in reply) {
+    reply.spare = request.packed.bytes;
+    port.postMessage(reply, [request.packed.bytes]);
+  } else {
+    port.postMessage(reply);
+  }
   if (request.kind === "close") port.close();
 });
 

@@ -11,6 +11,11 @@ type Call =
   | { kind: "prune"; policy: TraceRetentionPolicy }
   | { kind: "close" };
 
+const WRITER_YOUNG_GENERATION_MB = 16;
+
+/** A batch buffer larger than this (a batch of very long histories) is let go rather than kept for the next. */
+const MAX_SPARE_BYTES = 16 * 1024 * 1024;
+
 /**
  * The SQLite trace writer seen from the store: a worker thread (started on the first write) that owns a
  * connection of its own. A worker that dies fails what it held; the next write starts another.
@@ -21,6 +26,8 @@ export class SqliteTraceWorker implements TraceSink {
   /** Set by `close`: the worker stays referenced until it exits, or a script ending in `await close()` ends first. */
   private closing = false;
   private readonly calls = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  /** The last batch's buffer, given back by the writer. */
+  private spare: ArrayBuffer | undefined;
 
   constructor(private readonly data: TraceWorkerData) {}
 
@@ -29,7 +36,8 @@ export class SqliteTraceWorker implements TraceSink {
   }
 
   write(traces: readonly QueuedTrace[]): Promise<Array<string | undefined>> {
-    const { packed, transfer } = packTraces(traces);
+    const { packed, transfer } = packTraces(traces, this.spare);
+    this.spare = undefined;
     return this.call({ kind: "write", packed }, transfer) as Promise<Array<string | undefined>>;
   }
 
@@ -62,15 +70,26 @@ export class SqliteTraceWorker implements TraceSink {
     const { script, options } = workerScript();
     // A worker inherits node's flags; `--input-type` (a host program run with `-e`) would refuse the worker's file.
     const execArgv = process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
-    const worker = new Worker(script, { execArgv, ...options, workerData: this.data });
+    const worker = new Worker(script, {
+      execArgv,
+      ...options,
+      workerData: this.data,
+      // V8 grows a busy isolate's young generation to 48 MB; the writer's garbage is a batch's worth, and
+      // capping it took ~25 MB off the gateway's resident memory under load (bench/trace-cost.ts).
+      resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_GENERATION_MB },
+    });
     worker.unref();
     worker.on("message", (reply: TraceWorkerReply) => {
       const call = this.calls.get(reply.id);
       if (call === undefined) return;
       this.calls.delete(reply.id);
       if (this.calls.size === 0 && !this.closing) worker.unref();
-      if ("error" in reply) call.reject(new Error(reply.error));
-      else call.resolve(reply.result);
+      if ("error" in reply) {
+        call.reject(new Error(reply.error));
+        return;
+      }
+      if (reply.spare !== undefined && reply.spare.byteLength <= MAX_SPARE_BYTES) this.spare = reply.spare;
+      call.resolve(reply.result);
     });
     const fail = (error: Error) => {
       if (this.worker === worker) this.worker = undefined;
