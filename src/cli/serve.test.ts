@@ -2,6 +2,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openaiFrames, type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
@@ -16,8 +17,8 @@ interface Run {
   exit: Promise<number | null>;
 }
 
-function serve(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, ["--import", "tsx", main, "serve", ...args], {
+function serve(args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): Run {
+  const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", main, "serve", ...args], {
     env: { ...process.env, PARLEY_LOG_LEVEL: "silent", ...env },
   });
   const run: Run = {
@@ -122,6 +123,43 @@ describe("parley serve", () => {
     expect(text).toContain("w19 ");
     expect(text.trimEnd().endsWith('data: {"type":"message_stop"}')).toBe(true);
     expect(await run.exit).toBe(0);
+  });
+
+  test("a node flag worker threads refuse (--trace-gc) does not take the gateway down with its trace writer", async () => {
+    upstream.enqueue({
+      kind: "json",
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: "traced" }, finish_reason: "stop" }],
+      },
+    });
+    const store = join(scratch, "flags.db");
+    const run = serve(["--port", "0", "--store", `sqlite:${store}`, "--upstream", upstream.baseUrl], {}, [
+      "--trace-gc",
+    ]);
+    const url = await listening(run);
+    const ask = () =>
+      request(`${url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }),
+      });
+    const first = await ask();
+    expect(first.statusCode).toBe(200);
+    expect(await first.body.text()).toContain("traced");
+    // The trace writer's thread starts on the first batch; the gateway still answers after it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const health = await request(`${url}/health`);
+    expect(health.statusCode).toBe(200);
+    await health.body.text();
+    run.child.kill("SIGTERM");
+    expect(await run.exit).toBe(0);
+    const database = new Database(store, { readonly: true });
+    expect(database.prepare("SELECT count(*) AS n FROM traces").get()).toEqual({ n: 1 });
+    database.close();
   });
 
   test("a bad config file is an error naming the key, before listening", async () => {

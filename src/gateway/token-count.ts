@@ -8,6 +8,7 @@ import {
   type Part,
   type ToolResultContentPart,
 } from "../core/index.js";
+import { startWorkerThread } from "../store/worker-thread.js";
 
 /**
  * Input-token counts when the upstream gives none.
@@ -137,9 +138,7 @@ function tokenizerThread(): TokenizerThread {
  */
 function startWorker(): Worker {
   const compiled = new URL("./token-count-worker.js", import.meta.url);
-  // A worker inherits node's flags; `--input-type` (a host program run with `-e`) would refuse the worker's file.
-  const execArgv = process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
-  if (existsSync(fileURLToPath(compiled))) return new Worker(compiled, { execArgv });
+  if (existsSync(fileURLToPath(compiled))) return startWorkerThread(compiled);
   const source = new URL("./token-count-worker.ts", import.meta.url).href;
   const bootstrap = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
   return new Worker(bootstrap, { eval: true });

@@ -171,8 +171,7 @@ export class TraceQueue {
     }
     if (this.waiting.length === 0) return;
     const batch = this.waiting.splice(0, this.limits.batchTraces);
-    this.writing = this.sink
-      .write(batch.map((entry) => entry.trace))
+    this.writing = this.startWrite(batch.map((entry) => entry.trace))
       .then(
         (outcomes) => {
           for (const [index, entry] of batch.entries()) this.settle(entry, outcomes[index]);
@@ -185,6 +184,15 @@ export class TraceQueue {
         this.writing = undefined;
         if (this.waiting.length > 0) this.schedule();
       });
+  }
+
+  /** The sink's write; one that throws (a writer thread that cannot start) fails the batch, never the process. */
+  private startWrite(traces: QueuedTrace[]): Promise<Array<string | undefined>> {
+    try {
+      return this.sink.write(traces);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   private settle(entry: Waiting, failure: string | undefined): void {

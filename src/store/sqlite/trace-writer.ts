@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { QueuedTrace, TraceSink } from "../trace-queue.js";
 import type { TraceRetentionPolicy } from "../types.js";
+import { startWorkerThread } from "../worker-thread.js";
 import { type PackedTraces, packTraces } from "./trace-transfer.js";
 import type { TraceWorkerData, TraceWorkerReply, TraceWorkerRequest } from "./trace-worker.js";
 
@@ -68,10 +69,7 @@ export class SqliteTraceWorker implements TraceSink {
 
   private start(): Worker {
     const { script, options } = workerScript();
-    // A worker inherits node's flags; `--input-type` (a host program run with `-e`) would refuse the worker's file.
-    const execArgv = process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
-    const worker = new Worker(script, {
-      execArgv,
+    const worker = startWorkerThread(script, {
       ...options,
       workerData: this.data,
       // V8 grows a busy isolate's young generation to 48 MB; the writer's garbage is a batch's worth, and
