@@ -196,6 +196,8 @@ export class TraceQueue {
   }
 
   private settle(entry: Waiting, failure: string | undefined): void {
+    // Written or failed, its bodies are read no more: their bytes' segments may be filled again.
+    for (const body of entry.trace.bodies) if (body instanceof Uint8Array) this.arena.release(body);
     this.queuedTraces--;
     this.queuedChars -= entry.chars;
     if (failure === undefined) {
@@ -220,11 +222,14 @@ function bodyChars(trace: TraceRecord): number {
 
 /**
  * Encodes bodies as UTF-8 into 1 MB segments, a slice each (a larger body gets a buffer of its own). A segment
- * is freed once no queued trace holds a slice of it.
+ * whose every slice has been written (or failed) is kept to be filled again, a few at most.
  */
 class ByteArena {
-  private segment = Buffer.allocUnsafeSlow(0);
+  private segment: Buffer = Buffer.allocUnsafeSlow(0);
   private used = 0;
+  /** Per segment, the slices not yet released. */
+  private readonly live = new Map<ArrayBufferLike, number>();
+  private readonly free: Buffer[] = [];
 
   encode(body: unknown): Uint8Array | string | undefined {
     if (body === undefined || body === null) return undefined;
@@ -233,17 +238,40 @@ class ByteArena {
     // At most three bytes a UTF-16 unit: room for that is room enough.
     const most = text.length * 3;
     if (most > SEGMENT_BYTES / 4) return Buffer.from(text, "utf8");
-    if (this.used + most > this.segment.length) {
-      this.segment = Buffer.allocUnsafeSlow(SEGMENT_BYTES);
-      this.used = 0;
-    }
+    if (this.used + most > this.segment.length) this.nextSegment();
     const written = this.segment.write(text, this.used, "utf8");
     const slice = this.segment.subarray(this.used, this.used + written);
     this.used += written;
+    this.live.set(this.segment.buffer, (this.live.get(this.segment.buffer) ?? 0) + 1);
     return slice;
+  }
+
+  /** A slice `encode` gave is no longer read. */
+  release(slice: Uint8Array): void {
+    const count = this.live.get(slice.buffer);
+    if (count === undefined) return;
+    if (count > 1) {
+      this.live.set(slice.buffer, count - 1);
+      return;
+    }
+    this.live.delete(slice.buffer);
+    if (slice.buffer !== this.segment.buffer && this.free.length < FREE_SEGMENTS) {
+      this.free.push(Buffer.from(slice.buffer as ArrayBuffer));
+    }
+  }
+
+  private nextSegment(): void {
+    const previous = this.segment;
+    // A segment left with nothing queued in it is free at once.
+    if (previous.length > 0 && !this.live.has(previous.buffer) && this.free.length < FREE_SEGMENTS) {
+      this.free.push(previous);
+    }
+    this.segment = this.free.pop() ?? Buffer.allocUnsafeSlow(SEGMENT_BYTES);
+    this.used = 0;
   }
 }
 
+const FREE_SEGMENTS = 4;
 const SEGMENT_BYTES = 1024 * 1024;
 
 function withResolvers(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {

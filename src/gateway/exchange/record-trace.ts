@@ -53,17 +53,19 @@ export function recordTrace(
   if (exchange.conversationId !== undefined) trace.conversationId = exchange.conversationId;
   if (typeof ctx.log.inputTokens === "number") trace.inputTokens = ctx.log.inputTokens;
   if (typeof ctx.log.outputTokens === "number") trace.outputTokens = ctx.log.outputTokens;
+  const requestId = ctx.requestId;
+  const logger = state.logger;
   state.store.recordTrace(trace).catch((error: unknown) => {
     const dropped = error instanceof TraceNotRecordedError && error.reason === "queue_full";
     if (!dropped) {
-      state.logger.warn({ requestId: ctx.requestId, err: (error as Error).message }, "trace not recorded");
+      logger.warn({ requestId, err: (error as Error).message }, "trace not recorded");
       return;
     }
     const now = Date.now();
     if (now - (lastDropWarning.get(state) ?? 0) < DROP_WARNING_INTERVAL_MS) return;
     lastDropWarning.set(state, now);
-    state.logger.warn(
-      { requestId: ctx.requestId, err: error.message },
+    logger.warn(
+      { requestId, err: error.message },
       "traces dropped: the trace writer is behind (counted in parley_traces_dropped_total)",
     );
   });
