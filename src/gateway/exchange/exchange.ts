@@ -75,6 +75,15 @@ export function streamArrivals(exchange: Exchange): NonNullable<Exchange["trace"
   return exchange.trace.arrivals;
 }
 
+/**
+ * Milliseconds since `start` to a tenth, as a stream's arrivals are kept: the inspector shows no finer, and a
+ * double printed in full (12.939027999999979) made each mark three times the bytes and its formatting several
+ * times the time of `12.9`, per piece of every stream traced.
+ */
+export function arrivalMs(start: number, now = performance.now()): number {
+  return Math.round((now - start) * 10) / 10;
+}
+
 /** Appends to a trace buffer up to `cap` characters. */
 export function appendCapped(buffer: string, text: string, cap: number): string {
   if (buffer.length >= cap) return buffer;

@@ -6,7 +6,7 @@ import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
-import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, streamArrivals } from "./exchange.js";
+import { appendCapped, arrivalMs, checkAnswer, checkAnswerDepth, type Exchange, streamArrivals } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
@@ -109,7 +109,7 @@ function upstreamBatches(
   const onChunk = tracing
     ? (chunk: Uint8Array) => {
         if (exchange.trace.upstreamResponse.length < traceCap) {
-          arrivals!.push(exchange.trace.upstreamResponse.length, performance.now() - startedAt);
+          arrivals!.push(exchange.trace.upstreamResponse.length, arrivalMs(startedAt));
           exchange.trace.upstreamResponse = appendCapped(
             exchange.trace.upstreamResponse,
             utf8.decode(chunk, { stream: true }),

@@ -8,6 +8,7 @@ import type { Context } from "../http/context.js";
 import type { GatewayState, OpenStream } from "../state.js";
 import {
   appendCapped,
+  arrivalMs,
   type Exchange,
   streamArrivals,
   streamErrorToUpstreamError,
@@ -267,7 +268,7 @@ export class StreamRelay {
     if (this.tracing && this.exchange.trace.clientResponse.length < this.state.config.traces.maxBodyBytes) {
       streamArrivals(this.exchange).clientResponse.push(
         this.exchange.trace.clientResponse.length,
-        this.lastWriteAt - this.ctx.startedAt,
+        arrivalMs(this.ctx.startedAt, this.lastWriteAt),
       );
       this.exchange.trace.clientResponse = appendCapped(
         this.exchange.trace.clientResponse,
