@@ -73,7 +73,7 @@ export class SqliteTraceWorker implements TraceSink {
       ...options,
       workerData: this.data,
       // V8 grows a busy isolate's young generation to 48 MB; the writer's garbage is a batch's worth, and
-      // capping it took ~25 MB off the gateway's resident memory under load (bench/trace-cost.ts).
+      // capping it took ~25 MB off the gateway's resident memory under load (the "What traces cost" section of `npm run bench`).
       resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_GENERATION_MB },
     });
     worker.unref();

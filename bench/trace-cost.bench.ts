@@ -1,15 +1,17 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import type { BenchSection } from "./harness.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
 import { buildCli, type ChildGateway, startChildGateway, startChildMockUpstream } from "./support/children.js";
 import { anthropicHeaders, anthropicStreamEnded, parsesAs } from "./support/gateway-cells.js";
 import { closedLoop, type LoadTarget } from "./support/load.js";
-import { pinProcess, RssSampler } from "./support/process-stats.js";
+import { canReadProcessStats, pinningAvailable, pinProcess, RssSampler } from "./support/process-stats.js";
 
 /**
  * What traces cost, thread by thread: `parley serve` as the README starts it beside the same with traces off,
  * json and stream at c=16, alternating rounds. Per request: the whole process's CPU, the busiest thread's (the
- * event loop) and the rest (the trace writer, libuv's pool, V8's helpers). A tool for working on the trace
- * path, printed, not written to docs/benchmarks.md: `npx tsx bench/trace-cost.ts` (after `npm run build`).
+ * event loop) and the rest (the trace writer, libuv's pool, V8's helpers). Alone:
+ * `npx tsx bench/run.ts trace-cost` (after `npm run build`).
  */
 const REPS = Number(process.env.PARLEY_BENCH_REPS ?? 3);
 const CELL_MS = Number(process.env.PARLEY_BENCH_CELL_MS ?? 2_000);
@@ -58,7 +60,11 @@ async function cell(gateway: ChildGateway, target: LoadTarget) {
   };
 }
 
-async function main(): Promise<void> {
+export default async function traceCostBench(): Promise<BenchSection> {
+  const title = "What traces cost, thread by thread";
+  if (!pinningAvailable(availableParallelism()) || !canReadProcessStats()) {
+    return { title, markdown: "Skipped: this needs two cores, `taskset` and /proc/PID/task." };
+  }
   buildCli();
   const unpin = pinProcess(process.pid, 0);
   const mock = await startChildMockUpstream({ core: 0 });
@@ -89,7 +95,7 @@ async function main(): Promise<void> {
         const order = rep % 2 === 0 ? (["default", "off"] as const) : (["off", "default"] as const);
         for (const name of order) {
           const gateway = systems[name];
-          const key = `${name} ${mode}`;
+          const key = `${name === "default" ? "traces on" : "traces off"}, ${mode}`;
           const list = results.get(key) ?? [];
           list.push(await cell(gateway, target(gateway.url, mode === "stream")));
           results.set(key, list);
@@ -100,20 +106,34 @@ async function main(): Promise<void> {
     await Promise.all([systems.default.stop(), systems.off.stop(), mock.stop()]);
     unpin();
   }
-  console.log("| cell | µs/req all threads | event loop | other threads | req/s | RSS max MB | errors |");
-  console.log("| --- | --- | --- | --- | --- | --- | --- |");
+  const lines = [
+    "`parley serve` as the README starts it (traces on) and the same with traces off, side by side in one run",
+    `(${REPS} reps of ${CELL_MS / 1000} s per cell, alternating, medians), the same mock and Claude Code-like request as`,
+    "the headline, every thread of the server pinned to one core. CPU per request by thread, from",
+    "/proc/PID/task: the event loop (the busiest thread) and all others together (the trace writer, V8's",
+    "garbage-collection helpers, libuv's pool).",
+    "",
+    "| cell | µs/req, all threads | event loop | other threads | req/s | RSS max MB |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
   for (const [key, list] of results) {
     const m = (pick: (entry: (typeof list)[number]) => number) => median(list.map(pick));
-    console.log(
-      `| ${key} | ${m((e) => e.totalUs).toFixed(0)} | ${m((e) => e.mainUs).toFixed(0)} | ${m((e) => e.restUs).toFixed(0)} | ${m((e) => e.perSecond).toFixed(0)} | ${m((e) => e.rssMb).toFixed(0)} | ${list.reduce((s, e) => s + e.errors, 0)} |`,
+    lines.push(
+      `| ${key} | ${m((e) => e.totalUs).toFixed(0)} | ${m((e) => e.mainUs).toFixed(0)} | ${m((e) => e.restUs).toFixed(0)} | ${m((e) => e.perSecond).toFixed(0)} | ${m((e) => e.rssMb).toFixed(0)} |`,
     );
   }
+  lines.push("");
   for (const mode of ["json", "stream"]) {
-    const ratios = (results.get(`default ${mode}`) ?? []).map(
-      (entry, index) => entry.totalUs / results.get(`off ${mode}`)![index]!.totalUs,
+    const on = results.get(`traces on, ${mode}`) ?? [];
+    const off = results.get(`traces off, ${mode}`) ?? [];
+    const ratio = median(on.map((entry, index) => entry.totalUs / off[index]!.totalUs));
+    const loop = median(on.map((entry, index) => entry.mainUs - off[index]!.mainUs));
+    const rest = median(on.map((entry, index) => entry.restUs - off[index]!.restUs));
+    lines.push(
+      `- ${mode}: traces on / off, CPU per request ${ratio.toFixed(2)} (target <= 1.15); traces add ${loop.toFixed(0)} µs on the event loop and ${rest.toFixed(0)} µs in other threads.`,
     );
-    console.log(`${mode}: default / traces off CPU per request, median of reps: ${median(ratios).toFixed(2)}`);
   }
+  const errors = [...results.values()].flat().reduce((sum, entry) => sum + entry.errors, 0);
+  lines.push("", `Requests that failed their check: ${errors}.`);
+  return { title, markdown: lines.join("\n") };
 }
-
-await main();
