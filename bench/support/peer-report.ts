@@ -283,7 +283,7 @@ function profileReport(run: PeerRun): string {
     "  postMessage, the writer (on the same core under this pinning) mostly runs before the request thread",
     "  resumes, so `postMessage` there is largely the writer's own time seen from the request thread (measured",
     "  in a running gateway: serializing a batch's fields takes ~5 µs a trace, the call 10-15 µs of wall time).",
-    "  The CPU each thread really spends is in the section \"What traces cost, thread by thread\".",
+    '  The CPU each thread really spends is in the section "What traces cost, thread by thread".',
     "- Traces, the writer thread: a row with five secondary indexes per trace and a commit per batch, the",
     "  redaction scan of every new byte, and its own garbage collection (a batch's prepared traces survive its",
     "  scavenges). An append-only trace log (one write per batch, indexed when listed) would take the per-trace",
