@@ -85,6 +85,7 @@ export default async function traceCostBench(): Promise<BenchSection> {
     check: stream ? anthropicStreamEnded : parsesAs("content"),
   });
   const results = new Map<string, Array<Awaited<ReturnType<typeof cell>>>>();
+  let counters = "";
   try {
     for (const gateway of Object.values(systems)) {
       await closedLoop(target(gateway.url, false), 16, 1_000);
@@ -102,6 +103,7 @@ export default async function traceCostBench(): Promise<BenchSection> {
         }
       }
     }
+    counters = await traceCounters(systems.default.url);
   } finally {
     await Promise.all([systems.default.stop(), systems.off.stop(), mock.stop()]);
     unpin();
@@ -134,6 +136,21 @@ export default async function traceCostBench(): Promise<BenchSection> {
     );
   }
   const errors = [...results.values()].flat().reduce((sum, entry) => sum + entry.errors, 0);
-  lines.push("", `Requests that failed their check: ${errors}.`);
+  lines.push(
+    "",
+    `Traces of the default config over the whole run: ${counters}. Requests that failed their check: ${errors}.`,
+  );
   return { title, markdown: lines.join("\n") };
+}
+
+/** What the gateway's trace writer recorded and dropped: a writer that kept up by dropping would look cheap. */
+async function traceCounters(gatewayUrl: string): Promise<string> {
+  const metrics = await (await fetch(`${gatewayUrl}/metrics`)).text();
+  const total = (pattern: RegExp) =>
+    metrics
+      .split("\n")
+      .filter((line) => pattern.test(line))
+      .reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
+  // The last batch may still be on its way: what is counted is what the writer had finished.
+  return `${total(/^parley_traces_recorded_total /)} recorded, ${total(/^parley_traces_dropped_total[{ ]/)} dropped`;
 }
