@@ -6,6 +6,7 @@ import { buildCli, type ChildGateway, startChildGateway, startChildMockUpstream 
 import { anthropicHeaders, anthropicStreamEnded, parsesAs } from "./support/gateway-cells.js";
 import { closedLoop, type LoadTarget } from "./support/load.js";
 import { canReadProcessStats, pinningAvailable, pinProcess, RssSampler } from "./support/process-stats.js";
+import { traceCounters } from "./support/trace-counters.js";
 
 /**
  * What traces cost, thread by thread: `parley serve` as the README starts it beside the same with traces off,
@@ -103,7 +104,9 @@ export default async function traceCostBench(): Promise<BenchSection> {
         }
       }
     }
-    counters = await traceCounters(systems.default.url);
+    const { recorded, dropped } = await traceCounters(systems.default.url);
+    // The last batch may still be on its way: what is counted is what the writer had finished.
+    counters = `${recorded} recorded, ${dropped} dropped`;
   } finally {
     await Promise.all([systems.default.stop(), systems.off.stop(), mock.stop()]);
     unpin();
@@ -141,16 +144,4 @@ export default async function traceCostBench(): Promise<BenchSection> {
     `Traces of the default config over the whole run: ${counters}. Requests that failed their check: ${errors}.`,
   );
   return { title, markdown: lines.join("\n") };
-}
-
-/** What the gateway's trace writer recorded and dropped: a writer that kept up by dropping would look cheap. */
-async function traceCounters(gatewayUrl: string): Promise<string> {
-  const metrics = await (await fetch(`${gatewayUrl}/metrics`)).text();
-  const total = (pattern: RegExp) =>
-    metrics
-      .split("\n")
-      .filter((line) => pattern.test(line))
-      .reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
-  // The last batch may still be on its way: what is counted is what the writer had finished.
-  return `${total(/^parley_traces_recorded_total /)} recorded, ${total(/^parley_traces_dropped_total[{ ]/)} dropped`;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { Pool, request } from "undici";
+import { Pool } from "undici";
 import { openStore } from "../src/store/open-store.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { claudeCodeSession } from "../src/store/test-support/claude-code-session.js";
@@ -14,6 +14,7 @@ import { anthropicHeaders, anthropicStreamEnded, gatewayCell, parsesAs } from ".
 import type { LoadTarget } from "./support/load.js";
 import { closedLoop } from "./support/load.js";
 import { canReadProcessStats, pinningAvailable, pinProcess, readProcessStats } from "./support/process-stats.js";
+import { traceCounters } from "./support/trace-counters.js";
 
 /**
  * What traces cost: CPU per request with traces on against off (the default SQLite store, and `memory:`),
@@ -162,14 +163,7 @@ async function memoryRss(start: Start): Promise<string> {
     }
     const first = rss[0]![1];
     // RSS says nothing of a store that kept up by dropping: its counters say what it recorded.
-    const metrics = await (await request(`${gateway.url}/metrics`)).body.text();
-    const counter = (pattern: RegExp) =>
-      metrics
-        .split("\n")
-        .filter((line) => pattern.test(line))
-        .reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
-    const recorded = counter(/^parley_traces_recorded_total /);
-    const dropped = counter(/^parley_traces_dropped_total[{ ]/);
+    const { recorded, dropped } = await traceCounters(gateway.url);
     return [
       `### \`memory:\` store, traces on: RSS as requests go by (c=${CONCURRENCY}, whole answers; \`traces.maxBytes\` 32 MB, \`maxCount\` 10,000)`,
       "",
