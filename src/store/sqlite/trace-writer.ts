@@ -72,8 +72,8 @@ export class SqliteTraceWorker implements TraceSink {
     const worker = startWorkerThread(script, {
       ...options,
       workerData: this.data,
-      // V8 grows a busy isolate's young generation to 48 MB; the writer's garbage is a batch's worth, and
-      // capping it took ~25 MB off the gateway's resident memory under load (the "What traces cost" section of `npm run bench`).
+      // V8 grows a busy isolate's young generation to 48 MB; the writer's garbage is a batch's worth. Measured
+      // under the bench's json and stream loads: ~25 MB less resident memory, its CPU within the noise.
       resourceLimits: { maxYoungGenerationSizeMb: WRITER_YOUNG_GENERATION_MB },
     });
     worker.unref();
