@@ -1,4 +1,5 @@
 import { ageCutoff, BYTES_LOW_WATER, bound, clampLimit } from "../retention.js";
+import { TimeSlice } from "../time-slice.js";
 import { decodeChunk, encodeChunk } from "../trace-chunks.js";
 import { assembleTrace, type PreparedTrace, summaryOf, TracePreparer, type TraceRow } from "../trace-prepare.js";
 import { decodeCursor, encodeCursor, statusRange } from "../trace-query.js";
@@ -9,8 +10,6 @@ import type { TracePage, TraceQuery, TraceRecord, TraceRetentionPolicy, TraceUsa
 const CHUNK_OVERHEAD = 256;
 const TRACE_OVERHEAD = 1024;
 const REFERENCE_BYTES = 8;
-/** The longest the writer holds the event loop before it yields. */
-const WRITE_SLICE_MS = 2;
 
 interface MemoryChunk {
   key: string;
@@ -57,14 +56,10 @@ export class MemoryTraces {
     this.preparer = new TracePreparer(secrets);
   }
 
-  /**
-   * Trace by trace, yielding to the event loop once a slice of `WRITE_SLICE_MS` has gone by: a batch of large
-   * bodies never holds the loop long. Yielding after every trace let a busy loop run a whole turn of I/O
-   * between two traces: at c=16 the writer fell behind and the queue dropped most traces.
-   */
+  /** Trace by trace, yielding to the event loop every slice of work: a batch of large bodies never holds it long. */
   async write(traces: readonly QueuedTrace[]): Promise<Array<string | undefined>> {
     const outcomes: Array<string | undefined> = [];
-    let sliceStart = performance.now();
+    const slice = new TimeSlice();
     for (const trace of traces) {
       try {
         this.insert(this.preparer.prepare(trace));
@@ -73,10 +68,7 @@ export class MemoryTraces {
         outcomes.push((error as Error).message);
       }
       this.prune(this.retention, BYTES_LOW_WATER);
-      if (performance.now() - sliceStart >= WRITE_SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      await slice.yieldIfDue();
     }
     return outcomes;
   }

@@ -1,4 +1,5 @@
 import { ageCutoff, BYTES_LOW_WATER, bound, clampLimit } from "../retention.js";
+import { TimeSlice } from "../time-slice.js";
 import { decodeChunk, decodeRefs, encodeChunk, encodeRefs } from "../trace-chunks.js";
 import {
   assembleTrace,
@@ -67,6 +68,7 @@ export class PostgresTraces {
     const lastOfId = new Map<string, number>();
     for (const [index, trace] of traces.entries()) lastOfId.set(trace.fields.id, index);
     const prepared: PreparedTrace[] = [];
+    const slice = new TimeSlice();
     for (const [index, trace] of traces.entries()) {
       if (lastOfId.get(trace.fields.id) !== index) continue;
       try {
@@ -74,8 +76,8 @@ export class PostgresTraces {
       } catch (error) {
         outcomes[index] = (error as Error).message;
       }
-      // Chunking runs in this thread: yield between traces, so that a batch of large bodies never holds it long.
-      await new Promise((resolve) => setImmediate(resolve));
+      // Chunking runs in this thread: yield every slice of work, so that a batch of large bodies never holds it long.
+      await slice.yieldIfDue();
     }
     if (prepared.length === 0) return outcomes;
     const counts = new Map<string, { hash: Buffer; bytes: Buffer; count: number }>();
