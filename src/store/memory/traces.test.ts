@@ -35,11 +35,13 @@ async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
 
 describe("memory store traces", () => {
   test("a batch of small traces is written in a slice or two, not a turn of the event loop per trace", async () => {
-    const traces = new MemoryTraces({}, []);
+    // A slice long enough for the whole batch on a loaded machine: how many turns it takes is then up to the
+    // writer, not to the machine's speed.
+    const traces = new MemoryTraces({}, [], 5_000);
     const batch = Array.from({ length: 200 }, (_, index) => queued(`small-${index}`, `{"n":${index}}`));
     const turns = await turnsDuring(() => traces.write(batch));
     // A loop busy with requests ran a whole turn of I/O for each: 200 traces fell behind 16 clients.
-    expect(turns).toBeLessThan(20);
+    expect(turns).toBeLessThanOrEqual(1);
     expect(traces.usage().traces).toBe(200);
   });
 

@@ -1,5 +1,5 @@
 import { ageCutoff, BYTES_LOW_WATER, bound, clampLimit } from "../retention.js";
-import { TimeSlice } from "../time-slice.js";
+import { TimeSlice, WRITE_SLICE_MS } from "../time-slice.js";
 import { decodeChunk, encodeChunk } from "../trace-chunks.js";
 import { assembleTrace, type PreparedTrace, summaryOf, TracePreparer, type TraceRow } from "../trace-prepare.js";
 import { decodeCursor, encodeCursor, statusRange } from "../trace-query.js";
@@ -52,6 +52,7 @@ export class MemoryTraces {
   constructor(
     private readonly retention: TraceRetentionPolicy,
     secrets: readonly string[],
+    private readonly sliceMs = WRITE_SLICE_MS,
   ) {
     this.preparer = new TracePreparer(secrets);
   }
@@ -59,7 +60,7 @@ export class MemoryTraces {
   /** Trace by trace, yielding to the event loop every slice of work: a batch of large bodies never holds it long. */
   async write(traces: readonly QueuedTrace[]): Promise<Array<string | undefined>> {
     const outcomes: Array<string | undefined> = [];
-    const slice = new TimeSlice();
+    const slice = new TimeSlice(this.sliceMs);
     for (const trace of traces) {
       try {
         this.insert(this.preparer.prepare(trace));
