@@ -57,8 +57,21 @@ export function redactTrace(trace: TraceRecord): TraceRecord {
   return redactValue(trace) as TraceRecord;
 }
 
+const credentialNamesPattern = [...credentialNames].join("|");
+
 /** A JSON member under a credential name whose value is a string: `"x-api-key": "..."`. */
-const credentialMember = new RegExp(`"(${[...credentialNames].join("|")})"(\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "gi");
+const credentialMember = new RegExp(`"(${credentialNamesPattern})"(\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "gi");
+
+/**
+ * The same member in JSON text that is itself inside a JSON string, its quotes escaped: `\"api_key\": \"...\"`.
+ * Chat Completions sends tool arguments so (`"arguments": "{\"api_key\": ...}"`), and a request redacted in the
+ * client's format (where they are an object) must not keep them in the upstream's. Inside the value, an escaped
+ * backslash escapes what follows it; any other escape is one character.
+ */
+const escapedCredentialMember = new RegExp(
+  `\\\\"(${credentialNamesPattern})\\\\"(\\s*:\\s*)\\\\"(?:\\\\\\\\(?:\\\\.|[^\\\\"])|\\\\[^"\\\\]|[^\\\\"])*\\\\"`,
+  "gi",
+);
 
 /**
  * A body's text with credentials replaced, as `redactValue` and `redactSecrets` would replace them in its
@@ -69,7 +82,8 @@ export function redactBodyText(text: string, secrets: readonly string[]): string
   let out = text;
   for (const secret of secretForms(secrets)) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
   out = redactText(out);
-  return out.replace(credentialMember, `"$1"$2"${REDACTED}"`);
+  out = out.replace(credentialMember, `"$1"$2"${REDACTED}"`);
+  return out.replace(escapedCredentialMember, `\\"$1\\"$2\\"${REDACTED}\\"`);
 }
 
 /**
