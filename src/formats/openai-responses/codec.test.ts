@@ -329,6 +329,34 @@ describe("requests", () => {
     });
   });
 
+  test("Anthropic cache breakpoints have no Responses field: dropped and reported once, where the first sat", () => {
+    const ephemeral = { type: "ephemeral" };
+    const read = anthropic.client.readRequest({
+      model: "m",
+      max_tokens: 100,
+      system: [
+        { type: "text", text: "You are a coding agent." },
+        { type: "text", text: "Project notes.", cache_control: ephemeral },
+      ],
+      messages: [{ role: "user", content: [{ type: "text", text: "Fix the bug.", cache_control: ephemeral }] }],
+    });
+    const out = responses.upstream.encodeRequest(read.value);
+    expect(out.lossy).toEqual([
+      expect.objectContaining({ code: "cache_control-stripped", path: "messages[0].content[1]" }),
+    ]);
+    expect(JSON.stringify(out.value)).not.toContain("cache_control");
+    expect((out.value as { input: Json[] }).input).toEqual([
+      {
+        role: "system",
+        content: [
+          { type: "input_text", text: "You are a coding agent." },
+          { type: "input_text", text: "Project notes." },
+        ],
+      },
+      { role: "user", content: [{ type: "input_text", text: "Fix the bug." }] },
+    ]);
+  });
+
   test("text.format reaches a Chat provider as response_format", () => {
     const read = responses.client.readRequest({
       model: "m",

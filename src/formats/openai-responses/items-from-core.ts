@@ -1,5 +1,6 @@
 import {
   assertNever,
+  type Extra,
   formatPath,
   type LossyEntry,
   type Message,
@@ -42,6 +43,10 @@ export class ItemWriter {
     const items: ResponsesItem[] = [];
     messages.forEach((message, index) => {
       const path = [root, index];
+      this.noteCacheControl(message.extra, path);
+      message.parts.forEach((part, partIndex) => {
+        if (part.type !== "opaque") this.noteCacheControl(part.extra, [...path, "content", partIndex]);
+      });
       switch (message.role) {
         case "assistant":
           items.push(...this.assistant(message.parts, path));
@@ -269,6 +274,23 @@ export class ItemWriter {
     if (this.target.responseId === undefined) return { ...fields, role: "assistant", content: [] };
     return messageItem(answerItemId("msg", this.target.responseId, index), "completed", fields);
   }
+
+  /**
+   * Anthropic's cache breakpoints: the Responses API caches prompt prefixes on its own and has no field for them,
+   * so they go nowhere; reported once, where the first sat (as Chat reports them).
+   */
+  private noteCacheControl(extra: Extra | undefined, path: ReadonlyArray<string | number>): void {
+    const hint = extra?.anthropic?.cache_control;
+    if (hint === undefined || hint === null || this.cacheControlReported) return;
+    this.cacheControlReported = true;
+    this.lossy.push({
+      code: "cache_control-stripped",
+      message: "Anthropic 'cache_control' has no Responses equivalent (the API caches prefixes by itself); dropped",
+      path: formatPath(path),
+    });
+  }
+
+  private cacheControlReported = false;
 
   /** An item's own fields for this target (a provider gets none of a client's ids and statuses). */
   private itemFields(own: Record<string, unknown>, skip: string[]): Record<string, unknown> {

@@ -23,7 +23,7 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-test("an Anthropic client before a Responses upstream: the thinking's and the error flag's losses at their blocks", async () => {
+test("an Anthropic client before a Responses upstream: the cache breakpoint's, the thinking's and the error flag's losses at their blocks", async () => {
   upstream.enqueue({
     kind: "json",
     body: {
@@ -80,7 +80,8 @@ test("an Anthropic client before a Responses upstream: the thinking's and the er
   ]);
   expect(rows).toEqual([
     ["system[0]", "input[0].content[0]", []],
-    ["system[1]", "input[0].content[1]", []],
+    // Its cache breakpoint has no Responses field.
+    ["system[1]", "input[0].content[1]", [["cache_control-stripped", "messages[0].content[1]"]]],
     ["messages[0].content", "input[1].content", []],
     ["messages[1].content[0]", "input[2].content[0]", [["thinking-to-text", "messages[2].content[0]"]]],
     ["messages[1].content[1]", "input[3]", []],
