@@ -4,17 +4,20 @@ import { join } from "node:path";
 import { openStore } from "../src/store/open-store.js";
 import type { TraceRecord } from "../src/store/types.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
+import { streamFrames } from "./support/mock-upstream.js";
 
 /**
  * The SQLite trace writer's CPU per trace, apart from the rest of the process: `npx tsx bench/trace-writer-cpu.ts`
  * records TRACES (default 20,000) Claude Code-like traces (a ~6.5 KB request, its Chat Completions form, two
- * small JSON answers, one loss reported) through the real store, 16 at a time a macrotask apart and paced below the queue's bound,
+ * small JSON answers, or with STREAM=1 two event streams and their arrival times, one loss reported) through the real store, 16 at a time a macrotask apart and paced below the queue's bound,
  * past the default 10,000 kept (so that pruning is paid as in a gateway's steady state). It prints each
  * thread's CPU per trace (Linux: /proc/self/task; the writer is the busiest thread besides main), the
  * process's, and what `recordTrace` takes on the caller's thread. Not part of `npm run bench`: a tool for
  * changes to the writer.
  */
 const TRACES = Number(process.env.TRACES ?? 20_000);
+/** `STREAM=1`: streamed answers instead (the mock upstream's 67 frames, the client's events, their arrival times). */
+const STREAM = process.env.STREAM === "1";
 
 function threadTicks(): Map<string, number> {
   const ticks = new Map<string, number>();
@@ -29,6 +32,21 @@ function threadTicks(): Map<string, number> {
 const client = JSON.stringify(claudeCodeLikeBody(false));
 const upstream = JSON.stringify({ model: "bench-model", messages: claudeCodeLikeBody(false).messages });
 const answer = { role: "assistant", content: "Done: the file was read." };
+const upstreamStream = streamFrames.join("");
+const clientStream = streamFrames
+  .slice(1, -2)
+  .map((frame) => {
+    const text = (JSON.parse(frame.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta
+      .content;
+    const data = { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } };
+    return `event: content_block_delta\ndata: ${JSON.stringify(data)}\n\n`;
+  })
+  .join("");
+const arrivals = (frames: number) => {
+  const marks: number[] = [];
+  for (let index = 0; index < frames; index++) marks.push(index * 180, Math.round(index * 51.7) / 10);
+  return marks;
+};
 
 function trace(index: number): TraceRecord {
   return {
@@ -47,8 +65,13 @@ function trace(index: number): TraceRecord {
     stream: false,
     clientRequest: client,
     upstreamRequest: upstream,
-    upstreamResponse: JSON.stringify({ id: `chatcmpl-${index}`, choices: [{ index: 0, message: answer }] }),
-    clientResponse: JSON.stringify({ id: `msg_${index}`, type: "message", ...answer, stop_reason: "end_turn" }),
+    upstreamResponse: STREAM
+      ? upstreamStream
+      : JSON.stringify({ id: `chatcmpl-${index}`, choices: [{ index: 0, message: answer }] }),
+    clientResponse: STREAM
+      ? clientStream
+      : JSON.stringify({ id: `msg_${index}`, type: "message", ...answer, stop_reason: "end_turn" }),
+    ...(STREAM ? { arrivals: { upstreamResponse: arrivals(67), clientResponse: arrivals(66) } } : {}),
     // What every Claude Code request to a Chat Completions provider reports.
     lossy: [
       { code: "cache_control-stripped", message: "cache_control cannot be sent", path: "messages[0].content[0]" },

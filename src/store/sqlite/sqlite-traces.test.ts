@@ -154,6 +154,32 @@ describe("sqlite trace storage", () => {
     database.close();
   });
 
+  test("a batch larger than a write slice, its chunks shared across slices and an id recorded again, is stored as if trace by trace", async () => {
+    const shared = noise(40 * 1024);
+    const batch = Array.from({ length: 100 }, (_, index) => ({
+      ...trace(index === 70 ? "again" : `slice-${index}`, new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString()),
+      clientRequest: index % 3 === 0 ? noise(8 * 1024) : `${shared}${index}`,
+    }));
+    const first = { ...trace("again", "2026-01-01T00:00:00.000Z"), clientRequest: noise(30 * 1024) };
+    const batched = new SqliteStore(new Database(freshPath()), { traceRetention: false });
+    await batched.recordTrace(first);
+    // Queued together, they go to the writer as one batch; the id already stored fails it and it is written again
+    // a trace at a time.
+    await Promise.all(batch.map((one) => batched.recordTrace(one)));
+    const single = new SqliteStore(new Database(freshPath()), { traceRetention: false, traceQueue: { delayMs: 0 } });
+    await single.recordTrace(first);
+    for (const one of batch) await single.recordTrace(one);
+    for (const store of [batched, single]) {
+      expect((await store.listTraces({ limit: 200 })).traces).toHaveLength(100);
+      for (const one of [batch[0]!, batch[1]!, batch[70]!, batch[99]!]) {
+        expect((await store.getTrace(one.id))?.clientRequest).toBe(one.clientRequest);
+      }
+    }
+    expect(await batched.traceUsage()).toEqual(await single.traceUsage());
+    expect(batched.traceStats()).toMatchObject({ recorded: 101, failed: 0, dropped: 0 });
+    await Promise.all([batched.close(), single.close()]);
+  });
+
   test("a writer that falls behind drops traces and counts them instead of queueing without bound", async () => {
     const path = freshPath();
     const store = new SqliteStore(new Database(path), { traceQueue: { maxTraces: 3 } });

@@ -106,58 +106,65 @@ export class SqliteTraces {
   /** Stores a batch in one transaction, then keeps the retention bounds. Per trace: undefined, or why not. */
   write(traces: readonly QueuedTrace[]): Array<string | undefined> {
     const outcomes: Array<string | undefined> = [];
-    const prepared: Array<PreparedTrace | undefined> = traces.map((trace, index) => {
-      try {
-        return this.preparer.prepare(trace);
-      } catch (error) {
-        outcomes[index] = (error as Error).message;
-        return undefined;
-      }
-    });
-    // A chunk is compressed when the batch first finds it missing (a lookup before the lock cost every known
-    // chunk a statement more than the compression of the few new ones it would have moved out of the lock).
-    const pending = new Map<string, PendingChunk>();
-    for (const trace of prepared) {
-      for (const body of trace?.bodies ?? []) {
-        for (const chunk of body.chunks) {
-          const key = chunk.hash.toString("latin1");
-          const known = pending.get(key);
-          if (known === undefined) pending.set(key, { hash: chunk.hash, bytes: chunk.bytes, count: 1 });
-          else known.count++;
-        }
-      }
-    }
     try {
-      // The whole batch at once: each chunk's count changes once, whatever number of its traces hold it.
       this.transaction(() => {
-        const bytes = this.insertAll(prepared, pending);
-        this.statements.addTotals.run(prepared.filter((trace) => trace !== undefined).length, bytes);
+        let written = 0;
+        let bytes = 0;
+        // A slice at a time, prepared and inserted: what one slice prepared is garbage before the next is made, so
+        // that a scavenge in the middle of a batch copies one slice's traces, not all of them.
+        for (let start = 0; start < traces.length; start += WRITE_SLICE) {
+          const prepared = this.prepareSlice(traces, start, outcomes);
+          bytes += this.insertAll(prepared, pendingChunks(prepared));
+          for (const trace of prepared) if (trace !== undefined) written++;
+        }
+        this.statements.addTotals.run(written, bytes);
         this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
       });
     } catch {
       // One of them failed (an id recorded again, as a retry does): trace by trace, each in a savepoint of its own.
+      outcomes.length = 0;
       this.transaction(() => {
         let written = 0;
         let bytes = 0;
-        prepared.forEach((trace, index) => {
-          if (trace === undefined) return;
-          this.statements.savepoint.run();
-          try {
-            bytes += this.insert(trace, pending);
-            written++;
-            this.statements.release.run();
-          } catch (error) {
-            this.statements.rollbackTo.run();
-            this.statements.release.run();
-            outcomes[index] = (error as Error).message;
-          }
-        });
+        for (let start = 0; start < traces.length; start += WRITE_SLICE) {
+          const prepared = this.prepareSlice(traces, start, outcomes);
+          const pending = pendingChunks(prepared);
+          prepared.forEach((trace, offset) => {
+            if (trace === undefined) return;
+            this.statements.savepoint.run();
+            try {
+              bytes += this.insert(trace, pending);
+              written++;
+              this.statements.release.run();
+            } catch (error) {
+              this.statements.rollbackTo.run();
+              this.statements.release.run();
+              outcomes[start + offset] = (error as Error).message;
+            }
+          });
+        }
         this.statements.addTotals.run(written, bytes);
         this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
       });
     }
     this.vacuumIfWorthIt(false);
     return traces.map((_, index) => outcomes[index]);
+  }
+
+  /** The traces of one slice, prepared; a trace that cannot be has its reason in `outcomes` and no entry. */
+  private prepareSlice(
+    traces: readonly QueuedTrace[],
+    start: number,
+    outcomes: Array<string | undefined>,
+  ): Array<PreparedTrace | undefined> {
+    return traces.slice(start, start + WRITE_SLICE).map((trace, offset) => {
+      try {
+        return this.preparer.prepare(trace);
+      } catch (error) {
+        outcomes[start + offset] = (error as Error).message;
+        return undefined;
+      }
+    });
   }
 
   list(query: TraceQuery): TracePage {
@@ -398,6 +405,29 @@ export class SqliteTraces {
       throw error;
     }
   }
+}
+
+/** Traces prepared and inserted together, within a batch's transaction (see `write`). */
+const WRITE_SLICE = 32;
+
+/**
+ * The chunks of a slice's traces, each with the number of references they hold to it. A chunk is compressed when
+ * the slice first finds it missing (a lookup before the lock cost every known chunk a statement more than the
+ * compression of the few new ones it would have moved out of the lock).
+ */
+function pendingChunks(prepared: ReadonlyArray<PreparedTrace | undefined>): Map<string, PendingChunk> {
+  const pending = new Map<string, PendingChunk>();
+  for (const trace of prepared) {
+    for (const body of trace?.bodies ?? []) {
+      for (const chunk of body.chunks) {
+        const key = chunk.hash.toString("latin1");
+        const known = pending.get(key);
+        if (known === undefined) pending.set(key, { hash: chunk.hash, bytes: chunk.bytes, count: 1 });
+        else known.count++;
+      }
+    }
+  }
+  return pending;
 }
 
 /** The statement that lists a page (its last parameter the page size plus one). */
