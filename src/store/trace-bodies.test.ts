@@ -19,6 +19,8 @@ const turn = fc.oneof(
       "https://h/v1?key=AIzaSy123&x=1",
       SECRET,
       "basic dXNlcjpwYXNzd29yZA==",
+      "AUTHORIZATION: BEARER abcdefghijklmnop",
+      '"X-Api-Key": "k-123456789"',
     ),
   },
 );
@@ -71,6 +73,11 @@ describe("request bodies cut where they are new", () => {
     const chunker = new BodyChunker([]);
     const [chunk] = chunker.response(Buffer.from('data: {"a":"sk-abcdefghijkl"}\n\n'));
     expect(chunk!.bytes.toString()).toBe(`data: {"a":"sk-${REDACTED}"}\n\n`);
+    // Whatever the case of the words that say a key follows.
+    const shouted = chunker.redactedResponse(
+      Buffer.from('data: {"AUTHORIZATION":"x","a":"BASIC dXNlcjpwYXNzd29yZA=="}'),
+    );
+    expect(shouted.toString()).toBe(`data: {"AUTHORIZATION":"${REDACTED}","a":"BASIC ${REDACTED}"}`);
   });
 });
 

@@ -95,8 +95,9 @@ export class BodyChunker {
     if (from >= bytes.length) return false;
     const start = Math.max(0, from - this.reach);
     for (const secret of this.secretBytes) if (bytes.indexOf(secret, start) !== -1) return true;
-    // The triggers are ASCII: as Latin-1, a UTF-8 byte of another character can never be part of one.
-    return this.triggers.test(bytes.toString("latin1", start));
+    // The triggers are ASCII: as Latin-1, a UTF-8 byte of another character can never be part of one (nor, lowered,
+    // become one: Latin-1 letters lower within Latin-1).
+    return this.triggers.test(bytes.toString("latin1", start).toLowerCase());
   }
 
   private redacted(bytes: Buffer): Buffer {
