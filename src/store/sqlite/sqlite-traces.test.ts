@@ -180,6 +180,21 @@ describe("sqlite trace storage", () => {
     await Promise.all([batched.close(), single.close()]);
   });
 
+  test("a trace waits ~10 ms for others before going to the writer's thread, not the queue's 100", async () => {
+    const store = new SqliteStore(new Database(freshPath()));
+    // The thread started and its statements prepared.
+    await store.recordTrace(trace("warm", "2026-01-01T00:00:00.000Z"));
+    const took: number[] = [];
+    for (let index = 0; index < 3; index++) {
+      const started = performance.now();
+      await store.recordTrace(trace(`lone-${index}`, "2026-01-01T00:00:01.000Z"));
+      took.push(performance.now() - started);
+    }
+    // A batch held 100 ms could never take less; the least of three spares a loaded machine's pauses.
+    expect(Math.min(...took)).toBeLessThan(90);
+    await store.close();
+  });
+
   test("a writer that falls behind drops traces and counts them instead of queueing without bound", async () => {
     const path = freshPath();
     const store = new SqliteStore(new Database(path), { traceQueue: { maxTraces: 3 } });
