@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import pino from "pino";
 import { request } from "undici";
 import { type BenchSection, rate } from "./harness.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
@@ -269,7 +270,10 @@ const PROFILE_MS = 4_000;
  * in this process on the very bodies of the json cells: JSON.stringify of the parsed request, JSON.parse and
  * JSON.stringify of the upstream's answer and of the client's.
  */
-async function jsonFloor(gatewayUrl: string, direct: LoadTarget): Promise<{ request: number; frame: number }> {
+async function jsonFloor(
+  gatewayUrl: string,
+  direct: LoadTarget,
+): Promise<{ request: number; frame: number; logLine: number }> {
   const upstreamAnswer = await (
     await request(`${direct.origin}${direct.path}`, { method: "POST", headers: direct.headers, body: direct.body })
   ).body.text();
@@ -290,5 +294,27 @@ async function jsonFloor(gatewayUrl: string, direct: LoadTarget): Promise<{ requ
     const text = chunk.choices[0]!.delta.content;
     JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
   }, 1_000);
-  return { request: 1e6 / perSecond, frame: 1e6 / framesPerSecond };
+  // The one line a gateway logs per request (pino as Parley's server makes it, its fields for a json request),
+  // into a stream that keeps nothing: serializing the line, not writing it (Parley writes lines in 8 KB batches).
+  const logger = pino({ level: "info", base: null }, { write: () => {} });
+  const linesPerSecond = rate(() => {
+    logger.info(
+      {
+        requestId: "req_0192f3c4d5e6a7b8c9d0e1f2a3b4c5d6",
+        route: "POST /v1/messages",
+        status: 200,
+        durationMs: 0.61,
+        provider: "mock",
+        upstreamModel: PEER_MODEL,
+        clientModel: "claude-sonnet-4-5",
+        stream: false,
+        upstreamMs: 0.21,
+        attempts: 1,
+        inputTokens: 1812,
+        outputTokens: 64,
+      },
+      "request",
+    );
+  }, 1_000);
+  return { request: 1e6 / perSecond, frame: 1e6 / framesPerSecond, logLine: 1e6 / linesPerSecond };
 }
