@@ -357,6 +357,69 @@ describe("requests", () => {
     ]);
   });
 
+  test("other APIs' message and part fields: carried where Responses has the same, else dropped and reported", () => {
+    const fromChat = chat.client.readRequest({
+      model: "m",
+      messages: [
+        {
+          role: "user",
+          name: "alice",
+          content: [
+            { type: "text", text: "What is in it?" },
+            { type: "image_url", image_url: { url: "https://example.com/a.png", detail: "low" } },
+          ],
+        },
+      ],
+    });
+    const toResponses = responses.upstream.encodeRequest(fromChat.value);
+    expect((toResponses.value as { input: Json[] }).input).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "input_text", text: "What is in it?" },
+          { type: "input_image", image_url: "https://example.com/a.png", detail: "low" },
+        ],
+      },
+    ]);
+    expect(toResponses.lossy.map((entry) => [entry.code, entry.path])).toEqual([
+      ["field-dropped-name", "messages[0].name"],
+    ]);
+    const citation = {
+      type: "char_location",
+      cited_text: "x",
+      document_index: 0,
+      start_char_index: 0,
+      end_char_index: 1,
+    };
+    const fromAnthropic = anthropic.client.readRequest({
+      model: "m",
+      max_tokens: 100,
+      messages: [
+        {
+          role: "user",
+          content: [
+            {
+              type: "document",
+              source: { type: "text", media_type: "text/plain", data: "hi" },
+              title: "a.txt",
+              context: "c",
+            },
+            { type: "text", text: "Quote it.", citations: [citation] },
+          ],
+        },
+      ],
+    });
+    const out = responses.upstream.encodeRequest(fromAnthropic.value);
+    expect((out.value as { input: Json[] }).input[0]!.content).toEqual([
+      { type: "input_file", filename: "a.txt", file_data: "data:text/plain;base64,aGk=" },
+      { type: "input_text", text: "Quote it." },
+    ]);
+    expect(out.lossy.map((entry) => [entry.code, entry.path])).toEqual([
+      ["field-dropped-context", "messages[0].content[0].context"],
+      ["field-dropped-citations", "messages[0].content[1].citations"],
+    ]);
+  });
+
   test("text.format reaches a Chat provider as response_format", () => {
     const read = responses.client.readRequest({
       model: "m",

@@ -89,8 +89,12 @@ export function contentPartFromCore(
       if (role === "assistant") return { type: "output_text", text: part.text, annotations: [], ...rest };
       return { type: typeof type === "string" ? type : "input_text", text: part.text, ...rest };
     }
-    case "image":
-      return { type: "input_image", image_url: urlFromSource(part.source), ...own };
+    case "image": {
+      // Chat's detail (`image_url.detail`) means the same here.
+      const chatDetail = (part.extra?.openai?.image_url as { detail?: unknown } | undefined)?.detail;
+      const detail = typeof chatDetail === "string" ? { detail: chatDetail } : {};
+      return { type: "input_image", image_url: urlFromSource(part.source), ...detail, ...own };
+    }
     case "document": {
       const source = part.source;
       // An Anthropic document's title is the file's name.

@@ -1,6 +1,7 @@
 import {
   assertNever,
   type Extra,
+  fieldsFor,
   formatPath,
   type LossyEntry,
   type Message,
@@ -29,6 +30,14 @@ export type ItemTarget =
   /** `responseId` for an answer: its items get ids (from the response's own and their place) and a status. */
   { kind: "client"; responseId?: string } | { kind: "provider"; provider?: string; reasoning: ReasoningMode };
 
+const NOTHING_CARRIED: ReadonlySet<string> = new Set();
+
+/** Other APIs' part fields the Responses form carries (see content.ts): a document's title, an image's detail. */
+const CARRIED_FIELDS: Partial<Record<Part["type"], ReadonlySet<string>>> = {
+  document: new Set(["title"]),
+  image: new Set(["image_url"]),
+};
+
 export class ItemWriter {
   readonly lossy: LossyEntry[] = [];
   /** Call id -> whether the call was a custom tool's, for the output that answers it. */
@@ -43,9 +52,10 @@ export class ItemWriter {
     const items: ResponsesItem[] = [];
     messages.forEach((message, index) => {
       const path = [root, index];
-      this.noteCacheControl(message.extra, path);
+      this.noteForeignFields(message.extra, path);
       message.parts.forEach((part, partIndex) => {
-        if (part.type !== "opaque") this.noteCacheControl(part.extra, [...path, "content", partIndex]);
+        if (part.type !== "opaque")
+          this.noteForeignFields(part.extra, [...path, "content", partIndex], CARRIED_FIELDS[part.type]);
       });
       switch (message.role) {
         case "assistant":
@@ -276,21 +286,39 @@ export class ItemWriter {
   }
 
   /**
-   * Anthropic's cache breakpoints: the Responses API caches prompt prefixes on its own and has no field for them,
-   * so they go nowhere; reported once, where the first sat (as Chat reports them).
+   * Fields another API gave a message or a part that no Responses item has (an Anthropic text's `citations`, a
+   * Chat message's `name`): they go nowhere, each reported once, where it was first met. Anthropic's cache
+   * breakpoints are among them (the API caches prompt prefixes by itself), reported as Chat reports them.
    */
-  private noteCacheControl(extra: Extra | undefined, path: ReadonlyArray<string | number>): void {
-    const hint = extra?.anthropic?.cache_control;
-    if (hint === undefined || hint === null || this.cacheControlReported) return;
-    this.cacheControlReported = true;
-    this.lossy.push({
-      code: "cache_control-stripped",
-      message: "Anthropic 'cache_control' has no Responses equivalent (the API caches prefixes by itself); dropped",
-      path: formatPath(path),
-    });
+  private noteForeignFields(
+    extra: Extra | undefined,
+    path: ReadonlyArray<string | number>,
+    carried: ReadonlySet<string> = NOTHING_CARRIED,
+  ): void {
+    if (extra === undefined) return;
+    for (const { from, key } of fieldsFor(extra, "responses").dropped) {
+      if (carried.has(key)) continue;
+      const code = key === "cache_control" ? "cache_control-stripped" : `field-dropped-${key}`;
+      if (this.reported.has(code)) continue;
+      this.reported.add(code);
+      this.lossy.push(
+        key === "cache_control"
+          ? {
+              code,
+              message:
+                "Anthropic 'cache_control' has no Responses equivalent (the API caches prefixes by itself); dropped",
+              path: formatPath(path),
+            }
+          : {
+              code,
+              message: `${from} field '${key}' has no Responses equivalent and was dropped`,
+              path: `${formatPath(path)}.${key}`,
+            },
+      );
+    }
   }
 
-  private cacheControlReported = false;
+  private readonly reported = new Set<string>();
 
   /** An item's own fields for this target (a provider gets none of a client's ids and statuses). */
   private itemFields(own: Record<string, unknown>, skip: string[]): Record<string, unknown> {
