@@ -104,17 +104,12 @@ function upstreamBatches(
 ): AsyncIterator<StreamEvent[]> {
   const traceCap = config.traces.maxBodyBytes;
   const decoder = provider.connection.streamDecoder(exchange.request.core);
-  const utf8 = new TextDecoder();
   const arrivals = tracing ? streamArrivals(exchange).upstreamResponse : undefined;
   const onChunk = tracing
-    ? (chunk: Uint8Array) => {
+    ? (text: string) => {
         if (exchange.trace.upstreamResponse.length < traceCap) {
           arrivals!.push(exchange.trace.upstreamResponse.length, arrivalMs(startedAt));
-          exchange.trace.upstreamResponse = appendCapped(
-            exchange.trace.upstreamResponse,
-            utf8.decode(chunk, { stream: true }),
-            traceCap,
-          );
+          exchange.trace.upstreamResponse = appendCapped(exchange.trace.upstreamResponse, text, traceCap);
         }
       }
     : undefined;

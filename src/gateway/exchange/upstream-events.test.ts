@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "../../core/index.js";
 import { formatAdapter } from "../../formats/registry.js";
@@ -17,13 +18,13 @@ const frames = [
   "data: [DONE]\n\n",
 ];
 
-async function* body(chunks: string[]): AsyncGenerator<Uint8Array> {
-  for (const chunk of chunks) yield new TextEncoder().encode(chunk);
+async function* body(chunks: Array<string | Uint8Array>): AsyncGenerator<Uint8Array> {
+  for (const chunk of chunks) yield typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
 }
 
-async function collect(chunks: string[]): Promise<StreamEvent[][]> {
+async function collect(chunks: Array<string | Uint8Array>, onChunk?: (text: string) => void): Promise<StreamEvent[][]> {
   const batches: StreamEvent[][] = [];
-  const iterator = upstreamEventBatches(body(chunks), formatAdapter("openai").upstream.streamDecoder());
+  const iterator = upstreamEventBatches(body(chunks), formatAdapter("openai").upstream.streamDecoder(), onChunk);
   for (;;) {
     const result = await iterator.next();
     if (result.done) return batches;
@@ -42,6 +43,15 @@ const deltas = (batches: StreamEvent[][]) =>
           : [],
     );
 
+/** The answer's thinking and text, however the deltas were cut. */
+const answerText = (batches: StreamEvent[][]) => {
+  const all = batches.flat();
+  return {
+    thinking: all.map((event) => (event.type === "thinking-delta" ? event.thinking : "")).join(""),
+    text: all.map((event) => (event.type === "text-delta" ? event.text : "")).join(""),
+  };
+};
+
 describe("upstream event batches", () => {
   test("the deltas of one read leave as one delta per block", async () => {
     const batches = await collect([frames.join("")]);
@@ -53,5 +63,40 @@ describe("upstream event batches", () => {
     const batches = await collect(frames);
     // Whitespace alone opens no text block: it waits for the text it stands in front of.
     expect(deltas(batches)).toEqual(["thinking:用户", "thinking:用中文说", "text:\n\n你好", "text: 👋"]);
+  });
+
+  test("bytes cut anywhere, mid-character included, give the same text to the trace and the same answer", async () => {
+    const bytes = new TextEncoder().encode(frames.join(""));
+    const whole = answerText(await collect([bytes]));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }),
+        async (cuts) => {
+          const ends = [...cuts.sort((a, b) => a - b), bytes.length];
+          const chunks = ends.map((end, index) => bytes.subarray(index === 0 ? 0 : ends[index - 1], end));
+          let traced = "";
+          const batches = await collect(chunks, (text) => {
+            traced += text;
+          });
+          expect(traced).toBe(frames.join(""));
+          expect(answerText(batches)).toEqual(whole);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test("a byte order mark before the first event is not part of the stream, and a cut last character ends as U+FFFD", async () => {
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf]);
+    const text = new TextEncoder().encode(`${frames.slice(0, 2).join("")}data: x\n\n`);
+    let traced = "";
+    const batches = await collect(
+      [bom.subarray(0, 1), bom.subarray(1), text, new Uint8Array([0xe4, 0xbd])],
+      (chunk) => {
+        traced += chunk;
+      },
+    );
+    expect(traced).toBe(`${frames.slice(0, 2).join("")}data: x\n\n\ufffd`);
+    expect(deltas(batches)).toEqual(["thinking:用户用中文说"]);
   });
 });

@@ -1,17 +1,19 @@
 import type { IncrementalDecoder, StreamEvent } from "../../core/index.js";
 import { coalesceDeltas } from "../../stream/coalesce.js";
 import { SseDecoder, type SseMessage } from "../../stream/sse.js";
+import { Utf8Stream } from "../../upstream/utf8-stream.js";
 
 /**
  * The upstream body as batches of canonical events, one batch per network chunk (so the per-event cost is a
  * loop, not an await), each batch's runs of deltas joined (`coalesceDeltas`): they leave in one write anyway. Reading is pulled by the consumer: while it waits for a slow client, nothing is read.
  * A plain iterator rather than an async generator: one await per chunk instead of a generator's queue of
  * promises, which is felt when every frame arrives in its own read. `return` ends the upstream body.
+ * Each chunk is decoded to text once, for the events and for `onChunk` (the trace's copy) alike.
  */
 export function upstreamEventBatches(
   body: AsyncIterable<Uint8Array>,
   decoder: IncrementalDecoder<SseMessage>,
-  onChunk?: (chunk: Uint8Array) => void,
+  onChunk?: (text: string) => void,
   maxEventCharacters?: number,
 ): AsyncIterator<StreamEvent[]> {
   return new EventBatches(body[Symbol.asyncIterator](), decoder, onChunk, new SseDecoder(maxEventCharacters));
@@ -19,11 +21,12 @@ export function upstreamEventBatches(
 
 class EventBatches implements AsyncIterator<StreamEvent[]> {
   private done = false;
+  private readonly utf8 = new Utf8Stream();
 
   constructor(
     private readonly source: AsyncIterator<Uint8Array>,
     private readonly decoder: IncrementalDecoder<SseMessage>,
-    private readonly onChunk: ((chunk: Uint8Array) => void) | undefined,
+    private readonly onChunk: ((text: string) => void) | undefined,
     private readonly sse: SseDecoder,
   ) {}
 
@@ -32,12 +35,17 @@ class EventBatches implements AsyncIterator<StreamEvent[]> {
       const read = await this.source.next();
       if (read.done) {
         this.done = true;
-        const events = [...decodeAll(this.decoder, this.sse.finish()), ...this.decoder.finish()];
+        const rest = this.utf8.end();
+        if (rest !== "") this.onChunk?.(rest);
+        const tail = rest === "" ? this.sse.finish() : [...this.sse.push(rest), ...this.sse.finish()];
+        const events = [...decodeAll(this.decoder, tail), ...this.decoder.finish()];
         if (events.length > 0) return { value: coalesceDeltas(events), done: false };
         break;
       }
-      this.onChunk?.(read.value);
-      const messages = this.sse.push(read.value);
+      const text = this.utf8.write(read.value);
+      if (text === "") continue;
+      this.onChunk?.(text);
+      const messages = this.sse.push(text);
       if (messages.length === 0) continue;
       const events = decodeAll(this.decoder, messages);
       if (events.length > 0) return { value: coalesceDeltas(events), done: false };
