@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { FORMATS, orList, UPSTREAM_TYPES } from "../formats/registry.js";
 import { ConfigError, loadConfig } from "../gateway/config/load.js";
 import { type RunningGateway, startGateway } from "../gateway/server.js";
+import { boundHeapGrowth } from "./heap-growth.js";
 import type { CommandIo } from "./io.js";
 import { stopWhenOrphaned } from "./parent-watch.js";
 
@@ -74,6 +75,7 @@ export async function runServe(argv: string[], io: CommandIo): Promise<number> {
       },
       process.env,
     );
+    boundHeapGrowth();
     gateway = await startGateway(config);
   } catch (error) {
     const prefix = error instanceof ConfigError ? "configuration error: " : "";
