@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { cutAt } from "../../test/support/cut.js";
 import { formatSse, parseSse, SseDecoder } from "./sse.js";
 
 describe("SseDecoder", () => {
@@ -24,14 +25,9 @@ describe("SseDecoder", () => {
         (payloads, cuts) => {
           const text = payloads.map((payload) => formatSse("e", JSON.stringify(payload))).join("");
           const bytes = new TextEncoder().encode(text);
-          const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
           const decoder = new SseDecoder();
           const events = [];
-          let start = 0;
-          for (const point of [...points, bytes.length]) {
-            events.push(...decoder.push(bytes.subarray(start, point)));
-            start = point;
-          }
+          for (const piece of cutAt(bytes, cuts)) events.push(...decoder.push(piece));
           events.push(...decoder.finish());
           expect(events.map((event) => JSON.parse(event.data))).toEqual(payloads);
         },

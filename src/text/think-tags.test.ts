@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { cutAt } from "../../test/support/cut.js";
 import { assertNever } from "../core/parts.js";
 import { parseSse } from "../stream/sse.js";
 import {
@@ -18,18 +19,6 @@ function streamed(pieces: readonly string[], options: ThinkTagOptions = {}): Thi
   for (const piece of pieces) out.push(...parser.push(piece));
   out.push(...parser.finish());
   return out;
-}
-
-/** Cuts `text` at the given points (any index, between surrogates included). */
-function cut(text: string, points: readonly number[]): string[] {
-  const sorted = [...new Set(points.map((point) => point % (text.length + 1)))].sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let start = 0;
-  for (const point of [...sorted, text.length]) {
-    pieces.push(text.slice(start, point));
-    start = point;
-  }
-  return pieces;
 }
 
 /** Writes segments back as tagged text; an unclosed final block gains its close tag. */
@@ -186,7 +175,7 @@ describe("createThinkTagParser", () => {
     fc.assert(
       fc.property(content, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (input, points, startInThinking) => {
         const options = { startInThinking };
-        const pieces = cut(input, points);
+        const pieces = cutAt(input, points);
         const out = streamed(pieces, options);
         expect(mergeThinkSegments(out)).toEqual(splitThinkTags(input, options));
         for (const segment of out) {
@@ -245,7 +234,7 @@ describe("pushTo / finishTo", () => {
   test("hands the sink exactly the segments push and finish return, for any split", () => {
     fc.assert(
       fc.property(content, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (input, points, startInThinking) => {
-        const pieces = cut(input, points);
+        const pieces = cutAt(input, points);
         expect(sunk(pieces, { startInThinking })).toEqual(streamed(pieces, { startInThinking }));
       }),
       { numRuns: 1000 },
@@ -255,7 +244,7 @@ describe("pushTo / finishTo", () => {
   test("the two forms can be mixed on one parser", () => {
     fc.assert(
       fc.property(content, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (input, points, startInThinking) => {
-        const pieces = cut(input, points);
+        const pieces = cutAt(input, points);
         const parser = createThinkTagParser({ startInThinking });
         const out: ThinkSegment[] = [];
         const sink: ThinkSegmentSink = {

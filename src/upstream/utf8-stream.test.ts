@@ -1,18 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cutAt } from "../../test/support/cut.js";
 import { Utf8Stream } from "./utf8-stream.js";
-
-/** The bytes cut at the given points (sorted, deduplicated, in range). */
-function cut(bytes: Uint8Array, points: number[]): Uint8Array[] {
-  const ends = [...new Set(points.map((point) => point % (bytes.length + 1)))].sort((a, b) => a - b);
-  const parts: Uint8Array[] = [];
-  let start = 0;
-  for (const end of [...ends, bytes.length]) {
-    parts.push(bytes.subarray(start, end));
-    start = end;
-  }
-  return parts;
-}
 
 function decodeInParts(parts: Uint8Array[]): string {
   const stream = new Utf8Stream();
@@ -35,7 +24,7 @@ describe("Utf8Stream", () => {
     );
     fc.assert(
       fc.property(bytes, fc.array(fc.nat(), { maxLength: 8 }), (input, points) => {
-        expect(decodeInParts(cut(input, points))).toBe(new TextDecoder().decode(input));
+        expect(decodeInParts(cutAt(input, points))).toBe(new TextDecoder().decode(input));
       }),
       { numRuns: 2000 },
     );
@@ -43,7 +32,7 @@ describe("Utf8Stream", () => {
 
   it("drops a byte order mark only at the start of the stream, even when it arrives a byte at a time", () => {
     const bytes = new Uint8Array(Buffer.from("\ufeffdata: a\ufeff\n\n", "utf8"));
-    expect(decodeInParts(cut(bytes, [1, 2, 3]))).toBe("data: a\ufeff\n\n");
+    expect(decodeInParts(cutAt(bytes, [1, 2, 3]))).toBe("data: a\ufeff\n\n");
   });
 
   it("holds a character cut between two chunks until its last byte comes", () => {

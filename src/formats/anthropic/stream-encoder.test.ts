@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { cutAt } from "../../../test/support/cut.js";
 import { decodeOriginSignature } from "../../core/reasoning-origin.js";
 import type { StreamEvent } from "../../core/stream-events.js";
 import { accumulate } from "../../stream/accumulate.js";
@@ -21,14 +22,9 @@ function encodeAll(events: StreamEvent[], options?: { model?: string; id?: strin
 
 /** Feeds bytes cut at the given points (mid-line, mid-character) through the shared SSE decoder. */
 function splitDecode(bytes: Uint8Array, cuts: number[]): SseMessage[] {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
   const decoder = new SseDecoder();
   const messages: SseMessage[] = [];
-  let from = 0;
-  for (const point of [...points, bytes.length]) {
-    messages.push(...decoder.push(bytes.subarray(from, point)));
-    from = point;
-  }
+  for (const piece of cutAt(bytes, cuts)) messages.push(...decoder.push(piece));
   return [...messages, ...decoder.finish()];
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { cutAt } from "../../../test/support/cut.js";
 import type { StreamEvent } from "../../core/index.js";
 import { accumulate, foldEvents } from "../../stream/accumulate.js";
 import { parseSse } from "../../stream/sse.js";
@@ -148,10 +149,7 @@ describe("OpenAI stream decoder", () => {
           // that keeps each call's own order.
           const queues = specs.map((spec, index) => {
             const json = JSON.stringify(spec.input);
-            const points = [...new Set(spec.cuts.map((cut) => cut % (json.length + 1)))].sort((a, b) => a - b);
-            const pieces = [0, ...points, json.length]
-              .slice(1)
-              .map((end, i, ends) => json.slice(i === 0 ? 0 : ends[i - 1], end));
+            const pieces = cutAt(json, spec.cuts);
             return [
               opener(index, `call_${index}`, `tool_${index}`),
               ...pieces.filter((piece) => piece !== "").map((piece) => fragment(index, piece)),
@@ -317,10 +315,7 @@ describe("OpenAI stream decoder", () => {
               ...(withTool ? { tool_calls: [toolCall] } : {}),
             };
             const whole = openaiResponseToCore(answer(message) as never).value;
-            const points = [...new Set(cuts.map((cut) => cut % (content.length + 1)))].sort((a, b) => a - b);
-            const contentPieces = [0, ...points, content.length]
-              .slice(1)
-              .map((end, index, ends) => content.slice(index === 0 ? 0 : ends[index - 1], end));
+            const contentPieces = cutAt(content, cuts);
             let sse = reasoning === undefined ? "" : chunk({ reasoning_content: reasoning });
             for (const text of contentPieces) if (text !== "") sse += chunk({ content: text });
             if (withTool) sse += chunk({ tool_calls: [{ index: 0, ...toolCall }] });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import OpenAI from "openai";
 import { describe, expect, test } from "vitest";
+import { cutAt } from "../../../test/support/cut.js";
 import { checkResponsesStream, fixtureJson, sseOfChunks } from "../../../test/support/responses-stream.js";
 import type { ConversationResponse, Part, StreamEvent } from "../../core/index.js";
 import { decodeOriginSignature, encodeOriginSignature } from "../../core/index.js";
@@ -22,14 +23,11 @@ const RECORDED = [
 /** A stream's bytes cut at the given points (mid-line, mid-character), through the SSE layer and the decoder. */
 function decodeCut(text: string, cuts: number[]): StreamEvent[] {
   const bytes = new TextEncoder().encode(text);
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
   const sse = new SseDecoder();
   const decoder = createResponsesStreamDecoder({ provider: "openai" });
   const events: StreamEvent[] = [];
-  let from = 0;
-  for (const point of [...points, bytes.length]) {
-    for (const message of sse.push(bytes.subarray(from, point))) events.push(...decoder.push(message));
-    from = point;
+  for (const piece of cutAt(bytes, cuts)) {
+    for (const message of sse.push(piece)) events.push(...decoder.push(message));
   }
   for (const message of sse.finish()) events.push(...decoder.push(message));
   return [...events, ...decoder.finish()];

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { cutAt } from "../../../test/support/cut.js";
 import type { ToolDefinition } from "../../core/conversation.js";
 import { assertNever } from "../../core/parts.js";
 import {
@@ -122,17 +123,6 @@ const call: fc.Arbitrary<Call> = fc.record({
 });
 const splits = fc.array(fc.nat(), { maxLength: 14 });
 
-function cut(text: string, points: readonly number[]): string[] {
-  const sorted = [...new Set(points.map((point) => point % (text.length + 1)))].sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let start = 0;
-  for (const point of [...sorted, text.length]) {
-    pieces.push(text.slice(start, point));
-    start = point;
-  }
-  return pieces;
-}
-
 function streamed(format: TextToolCallFormat, pieces: readonly string[]): TextToolSegment[] {
   const parser = createTextToolCallParser(format, tools);
   const out: TextToolSegment[] = [];
@@ -152,7 +142,7 @@ function rebuilt(segments: readonly TextToolSegment[]): string {
 /** Checks streaming against whole-text parsing for one input and split; returns the whole-text result. */
 function checkSplit(format: TextToolCallFormat, input: string, points: readonly number[]): TextToolSegment[] {
   const whole = parseTextToolCalls(input, format, tools);
-  const out = streamed(format, cut(input, points));
+  const out = streamed(format, cutAt(input, points));
   expect(withoutIds(mergeTextSegments(out))).toEqual(withoutIds(whole));
   expect(rebuilt(out)).toBe(input);
   for (const segment of out) if (segment.type === "text") expect(segment.text).not.toBe("");

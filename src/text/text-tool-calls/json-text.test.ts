@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { expect, test } from "vitest";
+import { cutAt } from "../../../test/support/cut.js";
 import { findJsonEnd, JsonBalance, jsonArrayElementEnds, NOT_CLOSED, NOT_JSON, parseJsonObject } from "./json-text.js";
 
 test("findJsonEnd skips brackets inside strings and escapes", () => {
@@ -13,17 +14,16 @@ test("JsonBalance finds the same end however the JSON is cut", () => {
   fc.assert(
     fc.property(fc.jsonValue(), fc.array(fc.nat(), { maxLength: 8 }), (value, points) => {
       const text = `${JSON.stringify({ value })}rest`;
-      const cuts = [...new Set(points.map((point) => point % (text.length + 1)))].sort((a, b) => a - b);
       const balance = new JsonBalance();
       let start = 0;
       let found = NOT_CLOSED;
-      for (const point of [...cuts, text.length]) {
-        const end = balance.feed(text.slice(start, point));
+      for (const piece of cutAt(text, points)) {
+        const end = balance.feed(piece);
         if (end >= 0) {
           found = start + end;
           break;
         }
-        start = point;
+        start += piece.length;
       }
       expect(found).toBe(text.length - "rest".length);
     }),
