@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { pino } from "pino";
 import { afterEach, describe, expect, test } from "vitest";
 import { lossyEntries } from "../../test/e2e/e2e-support.js";
@@ -10,6 +9,7 @@ import {
   type TestProvider,
 } from "../../test/support/gateway-harness.js";
 import { DEEPSEEK, KIMI } from "../../test/support/hosted-server-shapes.js";
+import { refusingPort } from "../../test/support/refusing-port.js";
 import { type ServerShape, VLLM } from "../../test/support/server-shapes.js";
 import { type ShapedUpstream, startShapedUpstream } from "../../test/support/shaped-upstream.js";
 import { buildConfig } from "./config/load.js";
@@ -221,7 +221,9 @@ describe("GET /v1/models", () => {
 
 describe("an upstream that refuses connections", () => {
   test("is answered within 5 s, naming the URL and the flag, with x-should-retry: false", async () => {
-    const port = await freePort();
+    const held = await refusingPort();
+    running.push({ close: () => held.release() });
+    const port = held.port;
     const config = buildConfig(
       { port: 0, store: "memory:", retries: { baseDelayMs: 250 } },
       { upstream: `http://127.0.0.1:${port}/v1` },
@@ -261,12 +263,3 @@ describe("message threads", () => {
     expect(upstream.requests).toEqual([]);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

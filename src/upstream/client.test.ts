@@ -1,5 +1,5 @@
-import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { refusingPort } from "../../test/support/refusing-port.js";
 import { type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
 import { UpstreamError } from "../core/index.js";
 import { Cancellation } from "./cancellation.js";
@@ -98,9 +98,17 @@ describe("UpstreamClient", () => {
   });
 
   test("a refused connection is an api_error after the retries", async () => {
-    const port = await freePort();
-    const refused = client.post({ url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: {}, body: "{}" });
-    await expect(refused).rejects.toMatchObject({ type: "api_error", status: 502 });
+    const held = await refusingPort();
+    try {
+      const refused = client.post({
+        url: `http://127.0.0.1:${held.port}/v1/chat/completions`,
+        headers: {},
+        body: "{}",
+      });
+      await expect(refused).rejects.toMatchObject({ type: "api_error", status: 502 });
+    } finally {
+      await held.release();
+    }
   });
 
   test("an upstream that never answers hits the first-byte timeout", async () => {
@@ -141,13 +149,3 @@ describe("UpstreamClient", () => {
     expect(ports.size).toBeLessThanOrEqual(2);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

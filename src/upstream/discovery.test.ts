@@ -1,6 +1,6 @@
-import { createServer } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { DEEPSEEK, KIMI, MINIMAX, OPENROUTER } from "../../test/support/hosted-server-shapes.js";
+import { refusingPort } from "../../test/support/refusing-port.js";
 import { LLAMACPP, LMSTUDIO, OLLAMA, type ServerShape, SGLANG, VLLM } from "../../test/support/server-shapes.js";
 import { type ShapedUpstream, startShapedUpstream } from "../../test/support/shaped-upstream.js";
 import { discoverModels, parseModelList } from "./discovery.js";
@@ -99,14 +99,21 @@ describe("discoverModels", () => {
   });
 
   test("nothing listening: unreachable, with the cause", async () => {
-    const port = await freePort();
-    const outcome = await discoverModels({
-      baseUrl: `http://127.0.0.1:${port}/v1`,
-      type: "openai",
-      headers: {},
-      timeoutMs: 2_000,
-    });
-    expect(outcome).toEqual({ status: "unreachable", cause: `connection refused (ECONNREFUSED 127.0.0.1:${port})` });
+    const held = await refusingPort();
+    try {
+      const outcome = await discoverModels({
+        baseUrl: `http://127.0.0.1:${held.port}/v1`,
+        type: "openai",
+        headers: {},
+        timeoutMs: 2_000,
+      });
+      expect(outcome).toEqual({
+        status: "unreachable",
+        cause: `connection refused (ECONNREFUSED 127.0.0.1:${held.port})`,
+      });
+    } finally {
+      await held.release();
+    }
   });
 
   test("sends the provider's key, and Anthropic's headers to an Anthropic list", async () => {
@@ -125,12 +132,3 @@ describe("discoverModels", () => {
     });
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

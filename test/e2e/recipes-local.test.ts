@@ -1,7 +1,7 @@
-import { createServer } from "node:net";
 import { beforeAll, describe, expect, test } from "vitest";
 import { ensureClaudeCode, runClaudeCode, startRecordingProxy } from "../support/claude-code.js";
 import { readRecipes, startServe } from "../support/recipes.js";
+import { refusingPort } from "../support/refusing-port.js";
 import { LLAMACPP, LMSTUDIO, OLLAMA, SGLANG, VLLM } from "../support/server-shapes.js";
 import {
   expectClaudeDefaultsFit,
@@ -75,7 +75,8 @@ describe("Claude Code on local servers, as docs/clients.md says", { timeout: 180
 
 describe("Claude Code and a server that is not running", { timeout: 120_000 }, () => {
   test("start-up says so, and Claude Code shows the URL and the flag at once, without retrying", async () => {
-    const port = await freePort();
+    const held = await refusingPort();
+    const port = held.port;
     const serving = await startServe([
       "--upstream",
       `http://127.0.0.1:${port}/v1`,
@@ -99,15 +100,7 @@ describe("Claude Code and a server that is not running", { timeout: 120_000 }, (
     } finally {
       await proxy.close();
       await serving.close();
+      await held.release();
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
