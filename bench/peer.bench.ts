@@ -31,6 +31,7 @@ import { CCR_MODEL, ensurePeer, PEER_MODEL, startCcr, startPeer } from "./suppor
 import { type Cells, LARGE_CONCURRENCIES, type PeerRun, peerReport, type System } from "./support/peer-report.js";
 import { canReadProcessStats, pinningAvailable, pinProcess } from "./support/process-stats.js";
 import { largeClaudeCodeBody } from "./support/session-body.js";
+import { traceFloor } from "./support/trace-floor.js";
 
 /**
  * The headline: `parley serve` exactly as the README starts it (the package's bin run by node, no config file,
@@ -174,6 +175,7 @@ export default async function peerBench(): Promise<BenchSection> {
       }
     }
     run.jsonFloor = await jsonFloor(parleyDefault.url, targets.direct.json);
+    run.traceFloor = await traceFloors(parleyDefault.url, targets.direct);
     await largeCells(run, parleyDefault, bare, mock);
     run.profile = await profileDefault(mock, anthropicTarget);
     return { title, markdown: peerReport(run) };
@@ -263,6 +265,24 @@ async function profileDefault(
 }
 
 const PROFILE_MS = 4_000;
+
+/** The trace floor (support/trace-floor.ts) on the very bodies of the json and stream cells. */
+async function traceFloors(
+  gatewayUrl: string,
+  direct: Record<Mode, LoadTarget>,
+): Promise<{ json: number; stream: number }> {
+  const post = async (url: string, headers: Record<string, string>, body: string) =>
+    (await request(url, { method: "POST", headers, body })).body.text();
+  const floors = { json: 0, stream: 0 };
+  for (const mode of ["json", "stream"] as const) {
+    const clientRequest = JSON.stringify(claudeCodeLikeBody(mode === "stream"));
+    const clientAnswer = await post(`${gatewayUrl}/v1/messages`, anthropicHeaders, clientRequest);
+    const target = direct[mode];
+    const upstreamAnswer = await post(`${target.origin}${target.path}`, target.headers, target.body);
+    floors[mode] = await traceFloor([clientRequest, target.body, upstreamAnswer, clientAnswer]);
+  }
+  return floors;
+}
 
 /**
  * What any translating gateway must do that the bare proxy does not, per non-streamed request: parse the answer

@@ -3,6 +3,7 @@ import type { ProfileSummary } from "./cpu-profile.js";
 import { type GatewayCell, MB } from "./gateway-report.js";
 import type { LoadResult, LoadTarget } from "./load.js";
 import { STREAM_FRAMES } from "./mock-upstream.js";
+import { traceFloorReport } from "./trace-floor.js";
 
 /** The headline section's cells and its markdown (the measuring is in peer.bench.ts). */
 
@@ -37,6 +38,8 @@ export interface PeerRun {
   skipped: string[];
   /** µs of JSON work per non-streamed request any translating gateway does beyond the bare proxy (peer.bench.ts). */
   jsonFloor?: { request: number; frame: number; logLine: number };
+  /** µs per trace of the least work that keeps a trace of the cells' bodies (support/trace-floor.ts). */
+  traceFloor?: { json: number; stream: number };
   /** The default config profiled under the json c=16 load (see peer.bench.ts). */
   profile?: { requests: number; main: ProfileSummary; workers: ProfileSummary[] };
 }
@@ -189,6 +192,16 @@ export function peerReport(run: PeerRun): string {
     ),
     "",
     floorReport(run, cells(bare, "json/16").map(cpu), cells(bare, "paced").map(cpuPerFrame)),
+    "",
+    run.traceFloor === undefined || run.jsonFloor === undefined
+      ? ""
+      : traceFloorReport({
+          floor: run.traceFloor,
+          parley: { json: value(parley, cpuJson), stream: value(parley, cpuStream) },
+          off: { json: value(off, cpuJson), stream: value(off, cpuStream) },
+          bareJson: value(bare, cpuJson),
+          translation: run.jsonFloor.request + run.jsonFloor.logLine,
+        }),
     "",
     largeReport(run),
     "",
