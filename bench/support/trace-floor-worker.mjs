@@ -1,7 +1,9 @@
 // The writer of the trace floor (trace-floor.ts): one SQLite connection with Parley's writer pragmas, one row per
 // trace, one transaction per batch. A request equal to the previous trace's is not stored again (a history sent
-// again is kept once); the answers go raw. Nothing redacted, compressed, counted or pruned.
+// again is kept once); an answer of 4 KB or more is deflated (level 1), as Parley's writer does, a smaller one goes
+// raw. Nothing redacted, chunked, counted or pruned.
 import { parentPort, workerData } from "node:worker_threads";
+import { deflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 
 const database = new Database(workerData.path);
@@ -12,6 +14,7 @@ database.exec(
 );
 const insert = database.prepare("INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?)");
 let previous = [Buffer.alloc(0), Buffer.alloc(0)];
+const answer = (bytes) => (bytes.length >= 4096 ? deflateRawSync(bytes, { level: 1 }) : bytes);
 
 const write = database.transaction((batch) => {
   let offset = 0;
@@ -23,7 +26,7 @@ const write = database.transaction((batch) => {
     });
     const requests = [0, 1].map((slot) => (bodies[slot].equals(previous[slot]) ? null : bodies[slot]));
     previous = [Buffer.from(bodies[0]), Buffer.from(bodies[1])];
-    insert.run(fields.id, JSON.stringify(fields), requests[0], requests[1], bodies[2], bodies[3]);
+    insert.run(fields.id, JSON.stringify(fields), requests[0], requests[1], answer(bodies[2]), answer(bodies[3]));
   });
 });
 
