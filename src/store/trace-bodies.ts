@@ -25,12 +25,14 @@ export class BodyChunker {
   private readonly knownBytes = [0, 0];
   private readonly triggers: RegExp;
   private readonly secretBytes: Buffer[];
+  private readonly secretText: readonly string[];
   /** How far before new bytes a trigger may begin and still reach into them. */
   private readonly reach: number;
 
   constructor(private readonly secrets: readonly string[]) {
     const triggers = redactionTriggers(secrets);
     this.triggers = triggers.words;
+    this.secretText = triggers.secrets;
     this.secretBytes = triggers.secrets.map((secret) => Buffer.from(secret, "utf8"));
     this.reach = triggers.longest - 1;
   }
@@ -88,6 +90,12 @@ export class BodyChunker {
   /** A response body's redacted bytes (the same bytes when there is nothing to redact). */
   redactedResponse(bytes: Buffer): Buffer {
     return this.mayNeedRedaction(bytes, 0) ? this.redacted(bytes) : bytes;
+  }
+
+  /** Whether redaction could change anything in `text` (false: surely not). */
+  mayNeedRedactionText(text: string): boolean {
+    for (const secret of this.secretText) if (text.includes(secret)) return true;
+    return this.triggers.test(text.toLowerCase());
   }
 
   /** Whether anything from `from` on (or a trigger reaching into it) could be replaced by redaction. */

@@ -123,10 +123,21 @@ const MIN_INLINE_DEFLATE = 4096;
  */
 export function encodeInline(parts: readonly Buffer[]): Buffer | null {
   if (parts.length === 0) return null;
-  const { encoding, data } = encodeChunk(parts.length === 1 ? parts[0]! : Buffer.concat(parts), MIN_INLINE_DEFLATE);
-  const blob = Buffer.allocUnsafeSlow(data.length + 1);
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (length >= MIN_INLINE_DEFLATE) {
+    const deflated = deflateRawSync(parts.length === 1 ? parts[0]! : Buffer.concat(parts, length), DEFLATE);
+    if (deflated.length < length * 0.9) return withEncoding(DEFLATED, [deflated], deflated.length);
+  }
+  return withEncoding(RAW, parts, length);
+}
+
+/** The blob, the parts copied straight into it: it is bound to a statement and let go, so pooled memory will do. */
+function withEncoding(encoding: number, parts: readonly Buffer[], length: number): Buffer {
+  const blob = Buffer.allocUnsafe(length + 1);
   blob[0] = encoding;
-  data.copy(blob, 1);
+  let at = 1;
+  for (const part of parts) at += part.copy(blob, at);
   return blob;
 }
 

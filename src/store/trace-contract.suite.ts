@@ -38,6 +38,33 @@ export function traceContract(fresh: (options?: TraceWriterOptions) => Promise<C
       expect(store.traceStats()).toMatchObject({ recorded: 2, dropped: 0, failed: 0, queued: 0 });
     });
 
+    test("keep their reports whole, with a key-shaped text or a credential member in them redacted", async () => {
+      const store = await fresh();
+      const reported: TraceRecord = {
+        ...trace("reports", "2026-01-01T10:00:00.000Z"),
+        lossy: [
+          { code: "field-dropped", message: "dropped Bearer abcdefghijklmnop", path: "metadata" },
+          { code: "field-dropped", message: "kept", path: "messages[0]", detail: { "X-Api-Key": "k-123456789" } },
+        ] as TraceRecord["lossy"],
+        repair: [],
+        arrivals: { upstreamResponse: [0, 1.5, 20, 3.25] },
+        storedMessages: 4,
+        lossyStages: { clientRequest: 1, upstreamRequest: 1 },
+      };
+      const plain: TraceRecord = { ...trace("plain", "2026-01-01T10:00:01.000Z"), repair: [] };
+      await Promise.all([store.recordTrace(reported), store.recordTrace(plain)]);
+      const shown = (await store.getTrace("reports"))!;
+      expect(shown.lossy).toEqual([
+        { code: "field-dropped", message: `dropped Bearer ${REDACTED}`, path: "metadata" },
+        { code: "field-dropped", message: "kept", path: "messages[0]", detail: { "X-Api-Key": REDACTED } },
+      ]);
+      expect(shown.arrivals).toEqual(reported.arrivals);
+      expect(shown.storedMessages).toBe(4);
+      expect(shown.lossyStages).toEqual(reported.lossyStages);
+      const { lossy, repair, timings } = (await store.getTrace("plain"))!;
+      expect({ lossy, repair, timings }).toEqual({ lossy: plain.lossy, repair: [], timings: plain.timings });
+    });
+
     test("are found by the request id the logs and headers print, the newest first", async () => {
       const store = await fresh();
       await store.recordTrace({ ...trace("first", "2026-01-01T10:00:00.000Z"), requestId: "req_shared" });

@@ -1,4 +1,5 @@
 import { InvalidRequestError } from "../core/index.js";
+import { DEFAULT_OWNER } from "./owner.js";
 import type { TraceQuery } from "./types.js";
 
 /**
@@ -54,7 +55,15 @@ export function traceFilterSql(query: TraceQuery, placeholder: (value: unknown, 
     conditions.push(`(client_model = ${placeholder(query.model)} OR upstream_model = ${placeholder(query.model)})`);
   }
   if (query.conversationId !== undefined) conditions.push(`conversation_id = ${placeholder(query.conversationId)}`);
-  if (query.tenant !== undefined) conditions.push(`tenant = ${placeholder(query.tenant)}`);
+  if (query.tenant !== undefined) {
+    // SQLite's tenant index leaves the default tenant out: it reads the index only when the query names its
+    // condition word for word.
+    conditions.push(
+      query.tenant === DEFAULT_OWNER
+        ? `tenant = ${placeholder(query.tenant)}`
+        : `tenant = ${placeholder(query.tenant)} AND tenant <> '${DEFAULT_OWNER}'`,
+    );
+  }
   if (query.hasLosses !== undefined) conditions.push(query.hasLosses ? "lossy_count > 0" : "lossy_count = 0");
   return conditions.length === 0 ? "" : `WHERE ${conditions.join(" AND ")}`;
 }

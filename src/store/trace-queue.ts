@@ -1,9 +1,15 @@
-import type { TraceRecord, TraceRetentionPolicy, TraceWriterStats } from "./types.js";
+import type { TraceRecord, TraceRetentionPolicy, TraceSummary, TraceWriterStats } from "./types.js";
 
 /** The four bodies, by their place in a stored trace. */
 export const BODY_SLOTS = ["clientRequest", "upstreamRequest", "upstreamResponse", "clientResponse"] as const;
 export type BodySlot = (typeof BODY_SLOTS)[number];
-export type TraceFields = Omit<TraceRecord, BodySlot>;
+
+/**
+ * A trace's listed fields, and its reports (losses, repairs, timings, arrivals...) as the JSON text they are stored
+ * as: written once here, they cross to the writer as one string instead of a graph of objects to clone, and the
+ * writer redacts them only when its search finds something that could need it.
+ */
+export type TraceFields = TraceSummary & { reports: string };
 
 /**
  * A trace as the queue holds it: its fields, and per body slot its UTF-8 bytes, or the text itself where UTF-8
@@ -70,6 +76,33 @@ export interface TraceWriterOptions {
   traceQueue?: Partial<TraceQueueLimits>;
 }
 
+/** A trace without its bodies, its reports as their JSON text (see `TraceFields`). */
+export function traceFields(trace: TraceRecord): TraceFields {
+  const {
+    clientRequest: _clientRequest,
+    upstreamRequest: _upstreamRequest,
+    upstreamResponse: _upstreamResponse,
+    clientResponse: _clientResponse,
+    lossy,
+    repair,
+    timings,
+    arrivals,
+    storedMessages,
+    lossyStages,
+    ...summary
+  } = trace;
+  const reports: Record<string, unknown> = { lossy: lossy ?? [], repair: repair ?? [], timings: timings ?? {} };
+  if (arrivals !== undefined) reports.arrivals = arrivals;
+  if (storedMessages !== undefined) reports.storedMessages = storedMessages;
+  if (lossyStages !== undefined) reports.lossyStages = lossyStages;
+  return {
+    ...summary,
+    lossyCount: Array.isArray(lossy) ? lossy.length : 0,
+    repairCount: Array.isArray(repair) ? repair.length : 0,
+    reports: JSON.stringify(reports),
+  };
+}
+
 interface Waiting {
   trace: QueuedTrace;
   chars: number;
@@ -124,15 +157,14 @@ export class TraceQueue {
   }
 
   private pack(trace: TraceRecord): QueuedTrace {
-    const { clientRequest, upstreamRequest, upstreamResponse, clientResponse, ...fields } = trace;
     const arena = this.arena;
     return {
-      fields,
+      fields: traceFields(trace),
       bodies: [
-        arena.encode(clientRequest),
-        arena.encode(upstreamRequest),
-        arena.encode(upstreamResponse),
-        arena.encode(clientResponse),
+        arena.encode(trace.clientRequest),
+        arena.encode(trace.upstreamRequest),
+        arena.encode(trace.upstreamResponse),
+        arena.encode(trace.clientResponse),
       ],
     };
   }

@@ -1,20 +1,19 @@
 import { describe, expect, test } from "vitest";
 import { trace } from "../trace-contract.suite.js";
-import type { QueuedTrace } from "../trace-queue.js";
+import { type QueuedTrace, traceFields } from "../trace-queue.js";
 import { MemoryTraces } from "./traces.js";
 
 const queued = (id: string, clientRequest: string): QueuedTrace => {
-  const {
-    clientRequest: _client,
-    upstreamRequest,
-    upstreamResponse,
-    clientResponse,
-    ...fields
-  } = trace(id, "2026-01-01T00:00:00.000Z");
+  const whole = { ...trace(id, "2026-01-01T00:00:00.000Z"), clientRequest };
   const bytes = (text: string | undefined) => (text === undefined ? undefined : Buffer.from(text, "utf8"));
   return {
-    fields,
-    bodies: [bytes(clientRequest), bytes(upstreamRequest), bytes(upstreamResponse), bytes(clientResponse)],
+    fields: traceFields(whole),
+    bodies: [
+      bytes(whole.clientRequest),
+      bytes(whole.upstreamRequest),
+      bytes(whole.upstreamResponse),
+      bytes(whole.clientResponse),
+    ],
   };
 };
 

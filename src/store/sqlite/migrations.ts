@@ -1,4 +1,5 @@
 import type { Migration } from "../migration.js";
+import { DEFAULT_OWNER } from "../owner.js";
 import { traceSchemaStep } from "./trace-schema.js";
 
 /** The SQLite schema, one numbered step at a time. */
@@ -88,5 +89,15 @@ export const sqliteMigrations: readonly Migration[] = [
     name: "traces: responses kept in their row",
     // A response is never sent again: as a chunk it was hashed and indexed for sharing that never came.
     sql: "ALTER TABLE traces ADD COLUMN inline_bodies BLOB;",
+  },
+  {
+    version: 8,
+    name: "traces: the tenant index leaves the default tenant out",
+    // A gateway without keys records every trace under the default tenant, and its inspector filters by none: an
+    // index entry a trace for nothing. A list of the default tenant's traces walks the newest-first index instead.
+    sql: `
+      DROP INDEX traces_tenant;
+      CREATE INDEX traces_tenant ON traces (tenant, created_at, seq) WHERE tenant IS NOT NULL AND tenant <> '${DEFAULT_OWNER}';
+    `,
   },
 ];

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
+import { DEFAULT_OWNER } from "../owner.js";
 import { trace } from "../trace-contract.suite.js";
 import { TraceNotRecordedError } from "../trace-queue.js";
 import type { TraceQuery } from "../types.js";
@@ -233,6 +234,7 @@ describe("sqlite trace storage", () => {
       { conversationId: "c" },
       { hasLosses: true },
       { tenant: "t" },
+      { tenant: DEFAULT_OWNER },
       { conversationId: "c", status: 200, hasLosses: false },
       { cursor: Buffer.from("2026-01-01T00:00:00.000Z|5").toString("base64url") },
     ];
