@@ -31,7 +31,7 @@ import { CCR_MODEL, ensurePeer, PEER_MODEL, startCcr, startPeer } from "./suppor
 import { type Cells, LARGE_CONCURRENCIES, type PeerRun, peerReport, type System } from "./support/peer-report.js";
 import { canReadProcessStats, pinningAvailable, pinProcess } from "./support/process-stats.js";
 import { largeClaudeCodeBody } from "./support/session-body.js";
-import { traceFloor } from "./support/trace-floor.js";
+import { type TraceFloors, traceFloor } from "./support/trace-floor.js";
 
 /**
  * The headline: `parley serve` exactly as the README starts it (the package's bin run by node, no config file,
@@ -266,20 +266,21 @@ async function profileDefault(
 
 const PROFILE_MS = 4_000;
 
-/** The trace floor (support/trace-floor.ts) on the very bodies of the json and stream cells. */
-async function traceFloors(
-  gatewayUrl: string,
-  direct: Record<Mode, LoadTarget>,
-): Promise<{ json: number; stream: number }> {
+/** The trace floors (support/trace-floor.ts), bare and kept, on the very bodies of the json and stream cells. */
+async function traceFloors(gatewayUrl: string, direct: Record<Mode, LoadTarget>): Promise<TraceFloors> {
   const post = async (url: string, headers: Record<string, string>, body: string) =>
     (await request(url, { method: "POST", headers, body })).body.text();
-  const floors = { json: 0, stream: 0 };
+  const floors: TraceFloors = { json: 0, stream: 0, kept: { json: 0, stream: 0 }, triggered: 0 };
   for (const mode of ["json", "stream"] as const) {
     const clientRequest = JSON.stringify(claudeCodeLikeBody(mode === "stream"));
     const clientAnswer = await post(`${gatewayUrl}/v1/messages`, anthropicHeaders, clientRequest);
     const target = direct[mode];
     const upstreamAnswer = await post(`${target.origin}${target.path}`, target.headers, target.body);
-    floors[mode] = await traceFloor([clientRequest, target.body, upstreamAnswer, clientAnswer]);
+    const bodies = [clientRequest, target.body, upstreamAnswer, clientAnswer] as const;
+    floors[mode] = (await traceFloor(bodies)).micros;
+    const kept = await traceFloor(bodies, { kept: true });
+    floors.kept[mode] = kept.micros;
+    floors.triggered += kept.triggered;
   }
   return floors;
 }

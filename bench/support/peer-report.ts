@@ -3,7 +3,7 @@ import type { ProfileSummary } from "./cpu-profile.js";
 import { type GatewayCell, MB } from "./gateway-report.js";
 import type { LoadResult, LoadTarget } from "./load.js";
 import { STREAM_FRAMES } from "./mock-upstream.js";
-import { traceFloorReport } from "./trace-floor.js";
+import { type TraceFloors, traceFloorReport } from "./trace-floor.js";
 
 /** The headline section's cells and its markdown (the measuring is in peer.bench.ts). */
 
@@ -39,7 +39,7 @@ export interface PeerRun {
   /** µs of JSON work per non-streamed request any translating gateway does beyond the bare proxy (peer.bench.ts). */
   jsonFloor?: { request: number; frame: number; logLine: number };
   /** µs per trace of the least work that keeps a trace of the cells' bodies (support/trace-floor.ts). */
-  traceFloor?: { json: number; stream: number };
+  traceFloor?: TraceFloors;
   /** The default config profiled under the json c=16 load (see peer.bench.ts). */
   profile?: { requests: number; main: ProfileSummary; workers: ProfileSummary[] };
 }
