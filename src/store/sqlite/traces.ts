@@ -93,6 +93,8 @@ export class SqliteTraces {
       ),
       deleteTrace: prepare("DELETE FROM traces WHERE seq = ?"),
       totals: prepare("SELECT traces, bytes FROM trace_totals"),
+      freelistCount: prepare("PRAGMA freelist_count"),
+      pageCount: prepare("PRAGMA page_count"),
       addTotals: prepare("UPDATE trace_totals SET traces = traces + ?, bytes = bytes + ?"),
       oldest: prepare("SELECT seq, bodies, bytes FROM traces ORDER BY created_at, seq LIMIT ?"),
       olderThan: prepare("SELECT seq, bodies, bytes FROM traces WHERE created_at < ? ORDER BY created_at, seq LIMIT ?"),
@@ -388,9 +390,10 @@ export class SqliteTraces {
    * pruning reuses its pages instead of shrinking and growing the file.
    */
   private vacuumIfWorthIt(always: boolean): void {
-    const free = Number(this.database.pragma("freelist_count", { simple: true }));
+    // Prepared once: `pragma()` compiles its statement on every call, and this runs after every batch.
+    const free = Number((this.statements.freelistCount.get() as { freelist_count: number }).freelist_count);
     if (free === 0) return;
-    const pages = Number(this.database.pragma("page_count", { simple: true }));
+    const pages = Number((this.statements.pageCount.get() as { page_count: number }).page_count);
     if (always || free * 4 > pages) this.database.pragma("incremental_vacuum");
   }
 
