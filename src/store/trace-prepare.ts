@@ -158,12 +158,16 @@ function traceRow(trace: TraceFields): TraceRow {
 
 /**
  * The instant stored for ordering and pruning. Always `toISOString()` form, so text comparison is time
- * comparison; an unparseable `createdAt` counts as now rather than failing the write.
+ * comparison; an unparseable `createdAt` counts as now rather than failing the write. A `createdAt` already in
+ * that form (the gateway's) is kept as it is, not formatted again.
  */
-export function traceInstant(createdAt: string, now = new Date()): string {
+export function traceInstant(createdAt: string, now?: Date): string {
   const time = Date.parse(createdAt);
-  return Number.isNaN(time) ? now.toISOString() : new Date(time).toISOString();
+  if (Number.isNaN(time)) return (now ?? new Date()).toISOString();
+  return ISO_INSTANT.test(createdAt) ? createdAt : new Date(time).toISOString();
 }
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The bytes a row takes, as accounted against `maxBytes`. */
 export function rowBytes(row: TraceRow, meta: string, refsLength: number): number {
