@@ -91,7 +91,13 @@ export class TracePreparer {
       if (body !== undefined) bodies.push(this.body(slot, body));
     });
     const { fields } = trace;
-    return { row: traceRow(fields), meta: this.redactedReports(fields.reports), bodies };
+    const reports = this.redactedReports(fields.reports);
+    // Numbers only, nothing to redact: added to the reports' object, before its closing brace.
+    const meta =
+      fields.arrivals === undefined
+        ? reports
+        : `${reports.slice(0, -1)},"arrivals":${JSON.stringify(fields.arrivals)}}`;
+    return { row: traceRow(fields), meta, bodies };
   }
 
   /** The reports' JSON, as it is when the search finds nothing to redact in it (the usual case). */

@@ -5,11 +5,13 @@ export const BODY_SLOTS = ["clientRequest", "upstreamRequest", "upstreamResponse
 export type BodySlot = (typeof BODY_SLOTS)[number];
 
 /**
- * A trace's listed fields, and its reports (losses, repairs, timings, arrivals...) as the JSON text they are stored
- * as: written once here, they cross to the writer as one string instead of a graph of objects to clone, and the
- * writer redacts them only when its search finds something that could need it.
+ * A trace's listed fields, and its reports (losses, repairs, timings...) as the JSON text they are stored as:
+ * written once here, they cross to the writer as one string instead of a graph of objects to clone, and the
+ * writer redacts them only when its search finds something that could need it. A stream's arrival times (numbers
+ * only, two per read: a paced stream's hundreds) cross as numbers, which cloning copies for less than writing
+ * them as text here; the writer adds them to the text.
  */
-export type TraceFields = TraceSummary & { reports: string };
+export type TraceFields = TraceSummary & { reports: string; arrivals?: TraceRecord["arrivals"] };
 
 /**
  * A trace as the queue holds it: its fields, and per body slot its UTF-8 bytes, or the text itself where UTF-8
@@ -103,7 +105,6 @@ const LISTED_KEYS = Object.keys(LISTED) as ReadonlyArray<keyof typeof LISTED>;
 export function traceFields(trace: TraceRecord): TraceFields {
   const { lossy, repair } = trace;
   const reports: Record<string, unknown> = { lossy: lossy ?? [], repair: repair ?? [], timings: trace.timings ?? {} };
-  if (trace.arrivals !== undefined) reports.arrivals = trace.arrivals;
   if (trace.storedMessages !== undefined) reports.storedMessages = trace.storedMessages;
   if (trace.lossyStages !== undefined) reports.lossyStages = trace.lossyStages;
   const fields: Record<string, unknown> = {};
@@ -114,6 +115,7 @@ export function traceFields(trace: TraceRecord): TraceFields {
   fields.lossyCount = Array.isArray(lossy) ? lossy.length : 0;
   fields.repairCount = Array.isArray(repair) ? repair.length : 0;
   fields.reports = JSON.stringify(reports);
+  if (trace.arrivals !== undefined) fields.arrivals = trace.arrivals;
   return fields as TraceFields;
 }
 
