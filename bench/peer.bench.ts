@@ -129,6 +129,21 @@ export default async function peerBench(): Promise<BenchSection> {
         peer: true,
       });
     };
+    // A change measured against its base: `PARLEY_BENCH_PREVIOUS=<other checkout>/dist/parley.js`, run as users run it.
+    const previousCli = process.env.PARLEY_BENCH_PREVIOUS;
+    if (previousCli !== undefined && previousCli !== "") {
+      const previous = (upstream: ChildMockUpstream) =>
+        startChildGateway({
+          runner: { cli: previousCli },
+          asUsersRun: { upstream: upstream.baseUrl },
+          discardLogs: true,
+          core: 1,
+        }).then(keep);
+      systems.push({
+        ...gatewaySystem("Parley, previous build", await previous(mock), await previous(paced)),
+        previous: true,
+      });
+    }
     const skipped: string[] = [];
     try {
       const folder = ensurePeer();

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { Message, Part } from "../src/core/index.js";
+import type { Store } from "../src/store/open-store.js";
 import { openStore } from "../src/store/open-store.js";
-import type { ConversationStore } from "../src/store/types.js";
 import { startTestPostgres } from "../test/postgres-server.js";
 import { type BenchSection, fixed, median, table } from "./harness.js";
 
@@ -70,7 +70,7 @@ const partsPerBatch = batch(0).reduce((sum, message) => sum + message.parts.leng
 
 interface Backend {
   name: string;
-  store: ConversationStore;
+  store: Store;
   bare: {
     createConversation(id: string): Promise<void>;
     append(conversationId: string, seq: number, messages: Message[]): Promise<void>;
@@ -84,7 +84,7 @@ async function measure(backend: Backend): Promise<Array<Array<string | number>>>
   const { store, bare } = backend;
   const rows: Array<Array<string | number>> = [];
 
-  const subjectConversation = (await store.createConversation()).id;
+  const subjectConversation = (await store.conversations.create()).id;
   const bareConversation = `bare-${Date.now()}`;
   await bare.createConversation(bareConversation);
   let bareSeq = 0;
@@ -94,7 +94,7 @@ async function measure(backend: Backend): Promise<Array<Array<string | number>>>
     return batch(offset);
   };
   const append = await sideBySideAsync(
-    async () => void (await store.appendMessages(subjectConversation, nextBatch())),
+    async () => void (await store.conversations.append(subjectConversation, nextBatch())),
     async () => {
       await bare.append(bareConversation, bareSeq, nextBatch());
       bareSeq += BATCH_MESSAGES;
@@ -110,7 +110,7 @@ async function measure(backend: Backend): Promise<Array<Array<string | number>>>
 
   const stream = await sideBySideAsync(
     async () => {
-      const writer = await store.startMessage(subjectConversation, "assistant");
+      const writer = await store.conversations.startMessage(subjectConversation, "assistant");
       writer.push({ type: "block-start", index: 0, part: { type: "text", text: "" } });
       for (let event = 1; event <= STREAM_EVENTS; event++) {
         writer.push({ type: "text-delta", index: 0, text: "token " });
@@ -128,15 +128,15 @@ async function measure(backend: Backend): Promise<Array<Array<string | number>>>
     fixed(stream.ratio),
   ]);
 
-  const big = (await store.createConversation()).id;
+  const big = (await store.conversations.create()).id;
   for (let start = 0; start < LOAD_MESSAGES; start += 500) {
-    await store.appendMessages(
+    await store.conversations.append(
       big,
       Array.from({ length: 25 }, (_, index) => batch(start + index * BATCH_MESSAGES)).flat(),
     );
   }
   const load = await sideBySideAsync(
-    async () => void (await store.loadConversation(big)),
+    async () => void (await store.conversations.load(big)),
     async () => void (await bare.load(big)),
     5,
     1500,

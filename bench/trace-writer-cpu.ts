@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStore } from "../src/store/open-store.js";
-import type { TraceRecord } from "../src/store/types.js";
+import type { TraceRecord } from "../src/store/traces/trace-store.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
 import { streamFrames } from "./support/mock-upstream.js";
 
@@ -85,17 +85,17 @@ const folder = mkdtempSync(join(tmpdir(), "parley-trace-writer-"));
 const store = await openStore(`sqlite:${join(folder, "traces.db")}`);
 try {
   // The writer's thread started and its statements prepared before measuring.
-  await Promise.all(Array.from({ length: 500 }, (_, index) => store.recordTrace(trace(-1 - index))));
+  await Promise.all(Array.from({ length: 500 }, (_, index) => store.traces.record(trace(-1 - index))));
   const cpuBefore = process.cpuUsage();
   const ticksBefore = threadTicks();
   let callerMs = 0;
   const recorded: Array<Promise<void>> = [];
   for (let index = 0; index < TRACES; index += 16) {
     const started = performance.now();
-    for (let one = index; one < Math.min(TRACES, index + 16); one++) recorded.push(store.recordTrace(trace(one)));
+    for (let one = index; one < Math.min(TRACES, index + 16); one++) recorded.push(store.traces.record(trace(one)));
     callerMs += performance.now() - started;
     await new Promise((resolve) => setImmediate(resolve));
-    while (store.traceStats().queued > 1_000) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (store.traces.stats().queued > 1_000) await new Promise((resolve) => setTimeout(resolve, 5));
   }
   await Promise.all(recorded);
   const cpu = process.cpuUsage(cpuBefore);
@@ -110,7 +110,9 @@ try {
   console.log(
     `process: ${((cpu.user + cpu.system) / TRACES).toFixed(0)} µs a trace; recordTrace on the caller: ${((callerMs * 1e3) / TRACES).toFixed(1)} µs`,
   );
-  console.log(`stats: ${JSON.stringify(store.traceStats())}; file: ${statSync(join(folder, "traces.db")).size} bytes`);
+  console.log(
+    `stats: ${JSON.stringify(store.traces.stats())}; file: ${statSync(join(folder, "traces.db")).size} bytes`,
+  );
 } finally {
   await store.close();
   rmSync(folder, { recursive: true, force: true });

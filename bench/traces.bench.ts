@@ -3,10 +3,9 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { Pool } from "undici";
-import { openStore } from "../src/store/open-store.js";
-import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { openStore, sqliteStore } from "../src/store/open-store.js";
 import { claudeCodeSession } from "../src/store/test-support/claude-code-session.js";
-import type { TraceQuery } from "../src/store/types.js";
+import type { TraceQuery } from "../src/store/traces/trace-store.js";
 import { type BenchSection, fixed, median, table } from "./harness.js";
 import { claudeCodeLikeBody } from "./support/bodies.js";
 import { buildCli, type ChildGateway, startChildGateway, startChildMockUpstream } from "./support/children.js";
@@ -223,11 +222,11 @@ async function sessionBytes(start: Start, folder: string): Promise<string> {
   }
   const store = await openStore(`sqlite:${path}`, { traceRetention: false });
   let whole = 0;
-  const usage = await store.traceUsage();
+  const usage = await store.traces.usage();
   for (let cursor: string | undefined, first = true; first || cursor !== undefined; first = false) {
-    const page = await store.listTraces({ limit: 50, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await store.traces.list({ limit: 50, ...(cursor === undefined ? {} : { cursor }) });
     for (const summary of page.traces) {
-      const trace = (await store.getTrace(summary.id))!;
+      const trace = (await store.traces.get(summary.id))!;
       for (const body of [trace.clientRequest, trace.upstreamRequest, trace.upstreamResponse, trace.clientResponse]) {
         whole += Buffer.byteLength(body ?? "");
       }
@@ -265,7 +264,7 @@ async function sessionBytes(start: Start, folder: string): Promise<string> {
 async function listLatency(folder: string): Promise<string> {
   const path = join(folder, "list.db");
   const database = new Database(path);
-  const store = new SqliteStore(database, { traceRetention: false });
+  const store = await sqliteStore(database, { traceRetention: false });
   const insert = database.prepare(
     `INSERT INTO traces (id, request_id, created_at, route, provider, client_model, upstream_model, status,
        conversation_id, tenant, lossy_count, repair_count, record, bodies, bytes)
@@ -300,8 +299,8 @@ async function listLatency(folder: string): Promise<string> {
     const times: number[] = [];
     for (let run = 0; run < 20; run++) {
       const started = performance.now();
-      const page = await store.listTraces({ ...query, limit: 50 });
-      const next = await store.listTraces({
+      const page = await store.traces.list({ ...query, limit: 50 });
+      const next = await store.traces.list({
         ...query,
         limit: 50,
         ...(page.nextCursor ? { cursor: page.nextCursor } : {}),

@@ -1,4 +1,4 @@
-// The inspector's page (src/gateway/inspector/page/): its script bundled for browsers and its styles, into
+// The inspector's page (src/inspect/page/): its script bundled for browsers and its styles, into
 // dist/inspector/, where the gateway serves them from at /inspect/assets/. Run by `npm run build`, so by
 // `npm install` too (its prepare script): the page exists after a plain install, nothing fetched from a CDN.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -8,7 +8,7 @@ import { build } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const [outdir = `${root}dist/inspector`] = argv.slice(2);
-const page = `${root}src/gateway/inspector/page`;
+const page = `${root}src/inspect/page`;
 
 mkdirSync(outdir, { recursive: true });
 await build({

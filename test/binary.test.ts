@@ -137,6 +137,6 @@ describe("the built parley binary", () => {
     expect(shown.stdout).toContain("model claude-x -> default claude-x");
     // Without keys the gateway has one user, whose tenant every trace records.
     expect(shown.stdout).toMatch(/^tenant default\b/m);
-    expect(shown.stdout).toMatch(/^client response\s+\d+ bytes, JSON\n {2}text: Hi\.$/m);
+    expect(shown.stdout).toMatch(/^client response\s+\d+ bytes, JSON, model claude-x\n {2}text: Hi\.$/m);
   });
 });

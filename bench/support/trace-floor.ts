@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { redactionTriggers } from "../../src/store/redact.js";
+import { redactionTriggers } from "../../src/store/traces/redact.js";
 import { fixed, median } from "../harness.js";
 
 /** A trace's four bodies, in Parley's order: client request, upstream request, upstream answer, client answer. */

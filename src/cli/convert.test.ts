@@ -73,7 +73,7 @@ describe("parley convert request", () => {
   });
 
   test("rejects unknown formats with a usage error", async () => {
-    const { code, stderr } = await convert(["request", "--from", "gemini", "--to", "openai"], "{}");
+    const { code, stderr } = await convert(["request", "--from", "bard", "--to", "openai"], "{}");
     expect(code).toBe(2);
     expect(stderr).toContain("--from");
   });

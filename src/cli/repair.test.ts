@@ -149,9 +149,9 @@ describe("parley repair", () => {
     const help = await run(["--help"], "");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("--for anthropic");
-    const usage = await run(["--for", "gemini"], "{}");
+    const usage = await run(["--for", "bard"], "{}");
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain("--for must be anthropic, openai or responses (got gemini)");
+    expect(usage.stderr).toContain("--for must be anthropic, openai, responses or gemini (got bard)");
     const badJson = await run(["--for", "anthropic"], "{not json");
     expect(badJson.code).toBe(1);
     expect(badJson.stderr).toContain("stdin is not valid JSON");

@@ -15,9 +15,10 @@ import { type CommandIo, describeError, readStdin } from "./io.js";
 
 const help = `Usage: parley repair --for ${FORMAT_IDS.join("|")} [--reasoning MODE]
 
-Reads {"messages":[...]} (a history in Anthropic, OpenAI chat or Responses items; the format is detected) from
-stdin and writes {"messages":[...],"report":[...]}: the history in the target's format, repaired so the
-target API accepts it, and one report entry per change (what, why, the message index it touched).
+Reads {"messages":[...]} (a history in Anthropic, OpenAI chat, Responses items or Gemini contents; the format
+is detected) from stdin and writes {"messages":[...],"report":[...]}: the history in the target's format,
+repaired so the target API accepts it, and one report entry per change (what, why, the message index it
+touched).
 
   --for anthropic   roles alternate and start with user; every tool_use is answered (a synthetic is_error
                     result for an interrupted call) by tool_result blocks first in the next message;
@@ -27,6 +28,9 @@ target API accepts it, and one report entry per change (what, why, the message i
                     (OpenAI's strict rule); orphan tool messages become text
   --for responses   every call is answered by its output and no output is without its call; written as
                     Responses input items (reasoning in its items, sealed as it came)
+  --for gemini      every function call is answered in the next content; written as Gemini contents
+                    (Gemini's own thought signatures on their parts, other thinking as text, Google's skip
+                    value on the first function call of a model turn Gemini did not sign)
   --reasoning MODE  how thinking is written to OpenAI messages: think-tags (default), reasoning_content,
                     reasoning, reasoning_details, drop
 `;

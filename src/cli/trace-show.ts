@@ -1,24 +1,33 @@
-import type { TraceRecord } from "../store/types.js";
+import type { ViewedPart } from "../formats/adapter.js";
+import { type ReadBody, readExchange } from "../inspect/exchange-view.js";
+import { blockOf } from "../inspect/part-view.js";
+import { splitEvents } from "../inspect/stream-view.js";
+import { redactView } from "../store/traces/redact.js";
+import type { TraceRecord } from "../store/traces/trace-store.js";
 import { escapeControls } from "./terminal-text.js";
 
-/** How many lossy or repair entries the compact view lists before counting the rest. */
+/** How many lossy or repair entries, or blocks of an answer, the compact view lists before counting the rest. */
 const COMPACT_ENTRIES = 10;
 const PREVIEW_CHARS = 160;
+/** The roles whose messages are a request's system prompt, counted apart from its conversation. */
+const SYSTEM_ROLES = new Set(["system", "developer"]);
 
 /**
- * A trace for a person, compact: who asked what of whom, how it went, one line per body (with the last message
- * asked and the answer's text), and the reports. A Claude Code turn fits on a screen; `formatTraceFull` has
+ * A trace for a person, compact: who asked what of whom, how it went, each body summed up (with the last message
+ * asked, and the answer's blocks: its thinking, text and tool calls), and the reports. A Claude Code turn fits on a screen; `formatTraceFull` has
  * the bodies.
  */
 export function formatTrace(trace: TraceRecord): string {
   const lines = [...heading(trace), ""];
-  const bodies: Array<[string, string | undefined]> = [
-    ["client request", trace.clientRequest],
-    ["upstream request", trace.upstreamRequest],
-    ["upstream response", trace.upstreamResponse],
-    ["client response", trace.clientResponse],
-  ];
-  for (const [title, body] of bodies) lines.push(...bodySummary(title, body));
+  // The provider's format is the configuration's, not at hand here: the upstream request or answer shows it.
+  // What the bodies hold apart (stream deltas, escapes) a view puts together: redacted again, as the inspector does.
+  const read = redactView(readExchange(trace, undefined), []);
+  lines.push(
+    ...bodySummary("client request", trace.clientRequest, read.clientRequest, "request"),
+    ...bodySummary("upstream request", trace.upstreamRequest, read.upstreamRequest, "request"),
+    ...bodySummary("upstream response", trace.upstreamResponse, read.upstreamResponse, "response"),
+    ...bodySummary("client response", trace.clientResponse, read.clientResponse, "response"),
+  );
   lines.push("", ...reports(trace, COMPACT_ENTRIES));
   lines.push("", "--full shows the bodies side by side; --json the stored record, every body exactly as it was sent");
   return lines.join("\n");
@@ -26,8 +35,14 @@ export function formatTrace(trace: TraceRecord): string {
 
 /** A trace for a person, whole: the client's side on the left, the upstream's on the right, then the reports. */
 export function formatTraceFull(trace: TraceRecord, width = 160): string {
-  const left = [...section("request", trace.clientRequest), "", ...section("response", trace.clientResponse)];
-  const right = [...section("request", trace.upstreamRequest), "", ...section("response", trace.upstreamResponse)];
+  const left = redactView(
+    [...section("request", trace.clientRequest), "", ...section("response", trace.clientResponse)],
+    [],
+  );
+  const right = redactView(
+    [...section("request", trace.upstreamRequest), "", ...section("response", trace.upstreamResponse)],
+    [],
+  );
   return [
     ...heading(trace),
     "",
@@ -87,73 +102,58 @@ function reports(trace: TraceRecord, limit: number): string[] {
   ];
 }
 
-/** One line of size and shape per body, and one of content: the last message asked, or the answer's text. */
-function bodySummary(title: string, body: string | undefined): string[] {
+/**
+ * One line of size and shape per body, then its content as its format's view reads it (the adapters' readers the
+ * inspector uses): the last message of a request, every block of an answer (text, thinking, tool calls).
+ */
+function bodySummary(title: string, body: string | undefined, read: ReadBody, kind: "request" | "response"): string[] {
   const label = title.padEnd(18);
   if (body === undefined) return [`${label}(not recorded)`];
   const size = `${Buffer.byteLength(body).toLocaleString("en-US")} bytes`;
-  const json = parseJson(body);
-  if (isObject(json) && Array.isArray(json.messages)) {
-    const shape = [
-      typeof json.model === "string" ? `model ${escapeControls(json.model)}` : undefined,
-      `${json.messages.length} messages`,
-      Array.isArray(json.tools) ? `${json.tools.length} tools` : undefined,
-      json.system === undefined
-        ? undefined
-        : `system ${JSON.stringify(json.system).length.toLocaleString("en-US")} chars`,
-    ].filter(Boolean);
-    const last = json.messages.at(-1) as unknown;
-    const role = isObject(last) && typeof last.role === "string" ? last.role : "?";
-    return [`${label}${size}, ${shape.join(", ")}`, `  last ${escapeControls(role)}: ${preview(messageText(last))}`];
+  const json = parseJson(body) !== undefined;
+  const events = json ? 0 : splitEvents(body).filter((event) => !event.comment && event.data !== "").length;
+  const shape = json ? "JSON" : events > 0 ? `event stream of ${events} events` : undefined;
+  if (read.side.unread) return [[`${label}${size}`, shape].filter(Boolean).join(", "), `  ${preview(body)}`];
+  const model = read.side.model ? `model ${escapeControls(read.side.model)}` : undefined;
+  if (kind === "response") {
+    const blocks = read.messages.flatMap((message) => message.parts.map(blockOf));
+    const lines = blocks
+      .slice(0, COMPACT_ENTRIES)
+      .map((block) => `  ${escapeControls(block.title)}: ${preview(block.text)}`);
+    if (blocks.length > COMPACT_ENTRIES) lines.push(`  ... ${blocks.length - COMPACT_ENTRIES} more blocks (--full)`);
+    return [
+      [`${label}${size}`, shape, model].filter(Boolean).join(", "),
+      ...(lines.length > 0 ? lines : ["  text: (none)"]),
+    ];
   }
-  if (json !== undefined) return [`${label}${size}, JSON`, `  text: ${preview(answerText(json))}`];
-  const events = body.split(/\r?\n\r?\n/).filter((event) => /^data:/m.test(event));
-  if (events.length > 0) {
-    const text = events
-      .map((event) => answerText(parseJson(event.replace(/^(?!data:).*$/gm, "").replace(/^data: ?/gm, ""))))
-      .join("");
-    return [`${label}${size}, event stream of ${events.length} events`, `  text: ${preview(text)}`];
-  }
-  return [`${label}${size}`, `  ${preview(body)}`];
+  const system = read.messages.filter((message) => SYSTEM_ROLES.has(message.role));
+  const messages = read.messages.filter((message) => !SYSTEM_ROLES.has(message.role));
+  const systemChars = system.reduce(
+    (sum, message) => sum + message.parts.map(blockOf).reduce((chars, block) => chars + block.text.length, 0),
+    0,
+  );
+  const heading = [
+    `${label}${size}`,
+    model,
+    `${messages.length} messages`,
+    read.side.tools === undefined ? undefined : `${read.side.tools.length} tools`,
+    system.length === 0 ? undefined : `system ${systemChars.toLocaleString("en-US")} chars`,
+  ].filter(Boolean);
+  const last = messages.at(-1);
+  const role = last === undefined ? "?" : escapeControls(last.role);
+  return [heading.join(", "), `  last ${role}: ${preview(last === undefined ? "" : inline(last.parts))}`];
 }
 
-/** The text a request message carries, whatever the API: a string, or its blocks' text and tool results. */
-function messageText(message: unknown): string {
-  if (!isObject(message)) return "";
-  const content = message.content;
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return Array.isArray(message.tool_calls) ? JSON.stringify(message.tool_calls) : "";
-  return content
-    .map((block) => {
-      if (!isObject(block)) return "";
-      if (typeof block.text === "string") return block.text;
-      if (block.type === "tool_result") return `[tool_result] ${messageText(block)}`;
-      if (block.type === "tool_use") return `[tool_use ${String(block.name)}] ${JSON.stringify(block.input)}`;
-      return `[${String(block.type)}]`;
+/** A message's parts on one line: text as it is, any other part marked with its kind (`[tool_result] ...`). */
+function inline(parts: readonly ViewedPart[]): string {
+  return parts
+    .map((viewed) => {
+      const block = blockOf(viewed);
+      if (viewed.part.type === "text") return block.text;
+      if (viewed.part.type === "tool_call") return `[tool_call ${viewed.part.name}] ${block.text}`;
+      return `[${block.kind}] ${block.text}`;
     })
     .join(" ");
-}
-
-/** An answer's (or one stream event's) text: Anthropic content and deltas, Chat Completions messages and deltas. */
-function answerText(value: unknown): string {
-  if (!isObject(value)) return "";
-  if (Array.isArray(value.content)) return messageText(value);
-  const delta = value.delta;
-  if (isObject(delta)) {
-    if (typeof delta.text === "string") return delta.text;
-    if (typeof delta.thinking === "string") return delta.thinking;
-    if (typeof delta.partial_json === "string") return delta.partial_json;
-  }
-  if (isObject(value.error)) return `[error] ${String(value.error.message ?? "")}`;
-  if (Array.isArray(value.choices)) {
-    const choice = value.choices[0] as unknown;
-    if (!isObject(choice)) return "";
-    const part = isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : undefined;
-    if (part === undefined) return "";
-    const calls = Array.isArray(part.tool_calls) ? part.tool_calls.map((call) => JSON.stringify(call)).join("") : "";
-    return `${typeof part.content === "string" ? part.content : ""}${calls}`;
-  }
-  return "";
 }
 
 function preview(text: string): string {
@@ -168,10 +168,6 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function section(title: string, value: string | undefined): string[] {

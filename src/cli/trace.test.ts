@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openStore } from "../store/open-store.js";
 import { claudeCodeSession } from "../store/test-support/claude-code-session.js";
-import type { TraceRecord } from "../store/types.js";
+import type { TraceRecord } from "../store/traces/trace-store.js";
 import { runTrace } from "./trace.js";
 
 const folder = mkdtempSync(join(tmpdir(), "parley-trace-cli-"));
@@ -42,8 +42,8 @@ beforeAll(async () => {
   const session = claudeCodeSession(120);
   for (let index = 0; index < 120; index++) turn = session.next().value as typeof turn;
   await Promise.all([
-    store.recordTrace(recorded),
-    store.recordTrace({
+    store.traces.record(recorded),
+    store.traces.record({
       ...recorded,
       id: "tr_2",
       requestId: "req_2",
@@ -51,14 +51,14 @@ beforeAll(async () => {
       status: 502,
       lossy: [],
     }),
-    store.recordTrace({
+    store.traces.record({
       ...recorded,
       id: "tr_3",
       requestId: "req_3",
       createdAt: "2026-03-01T12:00:02.000Z",
       clientModel: hostileModel,
     }),
-    store.recordTrace({
+    store.traces.record({
       ...recorded,
       ...turn,
       id: "tr_cc",

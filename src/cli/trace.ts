@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { openStore } from "../store/open-store.js";
-import type { ConversationStore, TraceQuery, TraceSummary } from "../store/types.js";
+import type { TraceQuery, TraceStore, TraceSummary } from "../store/traces/trace-store.js";
 import type { CommandIo } from "./io.js";
 import { escapeControls, terminalJson } from "./terminal-text.js";
 import { formatTrace, formatTraceFull } from "./trace-show.js";
@@ -81,8 +81,8 @@ export async function runTrace(argv: string[], io: CommandIo): Promise<number> {
   const store = await openStore(url, { traceRetention: false });
   try {
     return action === "list"
-      ? await list(store, io, query, values.json)
-      : await show(store, io, id!, { width, full: values.full, json: values.json });
+      ? await list(store.traces, io, query, values.json)
+      : await show(store.traces, io, id!, { width, full: values.full, json: values.json });
   } finally {
     await store.close();
   }
@@ -125,8 +125,8 @@ function statusOption(value: string | undefined): TraceQuery["status"] | null | 
   return /^[1-5]\d\d$/.test(value) ? Number(value) : null;
 }
 
-async function list(store: ConversationStore, io: CommandIo, query: TraceQuery, json: boolean): Promise<number> {
-  const page = await store.listTraces(query);
+async function list(traces: TraceStore, io: CommandIo, query: TraceQuery, json: boolean): Promise<number> {
+  const page = await traces.list(query);
   if (json) {
     io.stdout(`${terminalJson(page)}\n`);
     return 0;
@@ -141,12 +141,12 @@ async function list(store: ConversationStore, io: CommandIo, query: TraceQuery, 
 }
 
 async function show(
-  store: ConversationStore,
+  traces: TraceStore,
   io: CommandIo,
   id: string,
   view: { width: number; full: boolean; json: boolean },
 ): Promise<number> {
-  const trace = await store.getTrace(id);
+  const trace = await traces.get(id);
   if (!trace) {
     io.stderr(`parley trace: no trace with id or request id '${escapeControls(id)}' (see 'parley trace list')\n`);
     return 1;

@@ -1,5 +1,6 @@
 import type { ConversationRequest, ConversationResponse } from "./conversation.js";
 import { InvalidRequestError } from "./errors.js";
+import { isObject } from "./json.js";
 import { formatPath } from "./lossy.js";
 import { type Message, type Part, WIRE_FORMATS } from "./parts.js";
 
@@ -30,10 +31,6 @@ const FORMATS: ReadonlySet<string> = new Set(WIRE_FORMATS);
 
 function fail(message: string, path: Path): never {
   throw new InvalidRequestError(message, formatPath(path));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function describe(value: unknown): string {
@@ -158,6 +155,7 @@ function checkPart(value: unknown, path: Path, types: readonly string[]): Part {
     case "opaque":
       if (typeof part.format !== "string" || !FORMATS.has(part.format))
         fail(`must be one of ${WIRE_FORMATS.join(", ")}, got ${describe(part.format)}`, [...path, "format"]);
+      string(part, "text", path, true);
       break;
   }
   if (part.type !== "opaque") extra(part, path);

@@ -58,6 +58,11 @@ export interface ConversationRequest {
   /** Structured output: the form the answer's text must take. */
   responseFormat?: ResponseFormat;
   /**
+   * The client asks for its conversation compacted rather than continued (Codex's `compaction_trigger`): the answer
+   * is the conversation in a form a later request can replay in its place.
+   */
+  compact?: boolean;
+  /**
    * Top-level fields of the source format that the model does not map (`output_config`,
    * `context_management`, `service_tier`, `stream_options`...). Same-format targets carry them;
    * other targets drop them and report it.

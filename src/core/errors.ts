@@ -37,6 +37,20 @@ export function statusForErrorType(type: ErrorType): number {
   return statusByType[type];
 }
 
+/**
+ * Whether an upstream's error of this type may go away if the same request is sent again: a server-side failure,
+ * an overload, a rate limit, a timeout. The one rule for errors given as a status, as an error event or as an
+ * error document in place of an answer.
+ */
+export function isRetryableErrorType(type: ErrorType): boolean {
+  return type === "api_error" || type === "overloaded_error" || type === "rate_limit_error" || type === "timeout_error";
+}
+
+/** The same rule for an upstream's error status: a request timeout, a rate limit, any server-side status. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
 /** Maps an HTTP status to the Anthropic error type (Anthropic's table; other 4xx are invalid requests). */
 export function errorTypeForStatus(status: number): ErrorType {
   switch (status) {
@@ -62,15 +76,32 @@ export function errorTypeForStatus(status: number): ErrorType {
   }
 }
 
+/**
+ * A prompt larger than the model's context window, with the counts where they are known: each API says it in the
+ * words its clients recognise and compact on (Anthropic's `prompt is too long: N tokens > M maximum`, OpenAI's
+ * `context_length_exceeded`).
+ */
+export interface ContextOverflow {
+  promptTokens?: number;
+  contextWindow?: number;
+}
+
 export class ParleyError extends Error {
   readonly type: ErrorType;
   readonly status: number;
+  /** Set when the error is a context overflow (Parley's own count, or an upstream's words for one). */
+  readonly contextOverflow: ContextOverflow | undefined;
 
-  constructor(type: ErrorType, message: string, options?: { cause?: unknown; status?: number }) {
+  constructor(
+    type: ErrorType,
+    message: string,
+    options?: { cause?: unknown; status?: number; contextOverflow?: ContextOverflow },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ParleyError";
     this.type = type;
     this.status = options?.status ?? statusForErrorType(type);
+    this.contextOverflow = options?.contextOverflow;
   }
 }
 
@@ -79,7 +110,7 @@ export class InvalidRequestError extends ParleyError {
   /** e.g. `messages[5].content[3].type` */
   readonly path: string | undefined;
 
-  constructor(message: string, path?: string, options?: { cause?: unknown }) {
+  constructor(message: string, path?: string, options?: { cause?: unknown; contextOverflow?: ContextOverflow }) {
     super("invalid_request_error", path ? `${path}: ${message}` : message, options);
     this.name = "InvalidRequestError";
     this.path = path;
@@ -105,9 +136,14 @@ export class UpstreamError extends ParleyError {
       retryAfterMs?: number;
       status?: number;
       cause?: unknown;
+      contextOverflow?: ContextOverflow;
     },
   ) {
-    super(type, message, { cause: options.cause, status: options.status ?? statusForErrorType(type) });
+    super(type, message, {
+      cause: options.cause,
+      status: options.status ?? statusForErrorType(type),
+      ...(options.contextOverflow === undefined ? {} : { contextOverflow: options.contextOverflow }),
+    });
     this.name = "UpstreamError";
     this.upstreamStatus = options.upstreamStatus;
     this.body = options.body;

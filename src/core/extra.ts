@@ -1,4 +1,4 @@
-import type { WireFormat } from "./parts.js";
+import type { WireFormat } from "./wire-format.js";
 
 /** Fields of one API that a codec did not map, as they came. */
 export type Fields = Record<string, unknown>;

@@ -1,4 +1,5 @@
 import type { Extra } from "./extra.js";
+import type { WireFormat } from "./wire-format.js";
 
 /**
  * The canonical conversation model: messages whose content is an ordered list of parts.
@@ -7,10 +8,7 @@ import type { Extra } from "./extra.js";
  * a converter walks the parts in order and emits them in order, or reports what it could not carry.
  */
 
-/** The wire formats Parley speaks: the ids of the format registry (`src/formats/registry.ts`), which must match. */
-export const WIRE_FORMATS = ["anthropic", "openai", "responses"] as const;
-
-export type WireFormat = (typeof WIRE_FORMATS)[number];
+export { WIRE_FORMATS, type WireFormat } from "./wire-format.js";
 
 /**
  * Where reasoning sat in its producer's answer, so it can go back the same way: a field of an OpenAI-compatible
@@ -118,6 +116,11 @@ export interface OpaquePart {
   type: "opaque";
   format: WireFormat;
   block: unknown;
+  /**
+   * What the block says, in words, for an API that cannot carry the block itself (an Anthropic `tool_reference`
+   * names the tool a search loaded); absent, the block is left out there.
+   */
+  text?: string;
 }
 
 /** What a tool result may hold. */

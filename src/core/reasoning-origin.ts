@@ -12,6 +12,10 @@ import { base64ToUtf8, utf8ToBase64 } from "./portable.js";
 const PREFIX = "parley.v1.";
 
 export function encodeOriginSignature(origin: ReasoningOrigin): string {
+  return PREFIX + utf8ToBase64(JSON.stringify(originPayload(origin)), true);
+}
+
+function originPayload(origin: ReasoningOrigin): Record<string, unknown> {
   const payload: Record<string, unknown> = { f: origin.format };
   if (origin.provider !== undefined) payload.p = origin.provider;
   if (origin.field !== undefined) payload.r = origin.field;
@@ -20,7 +24,7 @@ export function encodeOriginSignature(origin: ReasoningOrigin): string {
   if (origin.signature !== undefined) payload.s = origin.signature;
   if (origin.id !== undefined) payload.i = origin.id;
   if (origin.sealed !== undefined) payload.e = origin.sealed;
-  return PREFIX + utf8ToBase64(JSON.stringify(payload), true);
+  return payload;
 }
 
 /** The origin recorded in a Parley envelope, or undefined for any other signature. */
@@ -47,4 +51,38 @@ export function decodeOriginSignature(signature: string | undefined): ReasoningO
 
 export function isOriginSignature(signature: string | undefined): boolean {
   return signature?.startsWith(PREFIX) ?? false;
+}
+
+/** What `field` (`r`) an envelope holds when it is a conversation Parley compacted, not reasoning. */
+export const COMPACTION_FIELD = "compaction";
+
+/**
+ * A conversation Parley compacted for a client whose provider cannot (Codex's remote compaction on a Chat or
+ * Anthropic upstream): the summary the routed model wrote (`t`), and where it was made (`f`, `p`, `m`). Nothing in
+ * it is sealed: a later request replays it as the summary's text, to whichever provider it goes.
+ */
+export interface CompactedConversation {
+  summary: string;
+  origin: ReasoningOrigin;
+}
+
+export function encodeCompaction({ summary, origin }: CompactedConversation): string {
+  const { field: _field, ...where } = origin;
+  const payload = originPayload(where);
+  payload.r = COMPACTION_FIELD;
+  payload.t = summary;
+  return PREFIX + utf8ToBase64(JSON.stringify(payload), true);
+}
+
+/** The compacted conversation an envelope holds, or undefined for anything else (reasoning, another's content). */
+export function decodeCompaction(envelope: string | undefined): CompactedConversation | undefined {
+  const origin = decodeOriginSignature(envelope);
+  if ((origin?.field as string | undefined) !== COMPACTION_FIELD) return undefined;
+  const { field: _field, ...where } = origin!;
+  try {
+    const payload = JSON.parse(base64ToUtf8(envelope!.slice(PREFIX.length))) as { t?: unknown };
+    return typeof payload.t === "string" ? { summary: payload.t, origin: where } : undefined;
+  } catch {
+    return undefined;
+  }
 }

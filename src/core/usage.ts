@@ -11,11 +11,3 @@ export interface Usage {
   /** Reasoning tokens, already included in `outputTokens`. */
   reasoningTokens?: number;
 }
-
-export function totalPromptTokens(usage: Usage): number {
-  return usage.inputTokens + (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
-}
-
-export function emptyUsage(): Usage {
-  return { inputTokens: 0, outputTokens: 0 };
-}

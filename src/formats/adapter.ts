@@ -1,4 +1,5 @@
 import type {
+  ContextOverflow,
   ConversationRequest,
   ConversationResponse,
   Converted,
@@ -43,10 +44,20 @@ export interface ClientSide {
   readonly routes: readonly ClientRoute[];
   /** An unknown path under this prefix is answered (404, 405) in this API's error shape. */
   readonly pathPrefix?: string;
-  /** A request body: loose validation (an `InvalidRequestError` naming the field), then to core. */
-  readRequest(body: unknown): ClientRequestRead;
+  /**
+   * A request body: loose validation (an `InvalidRequestError` naming the field), then to core. `place` is where it
+   * came, for an API that names in its URL what others put in the body (Gemini's model and streaming).
+   */
+  readRequest(body: unknown, place?: RequestPlace): ClientRequestRead;
   /** A token-count request body as the request it counts (for a `count-tokens` route). */
-  readCountTokensRequest?(body: unknown): ConversationRequest;
+  readCountTokensRequest?(body: unknown, place?: RequestPlace): ConversationRequest;
+  /** A `count-tokens` route's answer; absent, `{"input_tokens": N}`. */
+  countTokensBody?(inputTokens: number): unknown;
+  /**
+   * Where this API's clients put their key, beside `x-api-key` and `Authorization: Bearer` (Gemini's
+   * `x-goog-api-key` and `?key=`). Accepted on this API's routes only, and never forwarded.
+   */
+  readonly credentials?: { headers: readonly string[]; queryParameters: readonly string[] };
   /** A whole answer as this API gives it. */
   encodeResponse(response: ConversationResponse, options?: ClientEncodeOptions): Converted<unknown>;
   /** The answer's stream as this API gives it; one encoder per answer. */
@@ -60,13 +71,32 @@ export interface ClientSide {
   errorBody(error: ErrorReport, requestId: string): unknown;
   /** An error carried in place of an answer (an upstream's, converted), as this API's error body. */
   errorDocument(error: StreamError): unknown;
-  /** `GET /v1/models` and `GET /v1/models/{id}` in this API's shapes (for `models` and `model` routes). */
+  /**
+   * `GET /v1/models` and `GET /v1/models/{id}` in this API's shapes (for `models` and `model` routes). With
+   * `marks`, its shape is offered on the shared list route (`GET /v1/models`, `?format=<id>`), and they say how its
+   * clients are told apart there: headers only they send (`anthropic-version`), or `bearer`, an
+   * `Authorization: Bearer` with none of another API's headers (the OpenAI SDK).
+   */
   readonly models?: {
     list(models: readonly ModelInfo[]): unknown;
     one(model: ModelInfo): unknown;
+    readonly marks?: { headers?: readonly string[]; bearer?: boolean };
   };
+  /**
+   * A request that continues history only a provider of this API holds (Anthropic's `thread: continue` sends only
+   * the new messages): the error its client gets when the request's provider (`provider`, its name) is of another
+   * API, worded as this API's servers answer for history they do not have. Undefined for a request that carries
+   * its whole history.
+   */
+  continuesHeldHistory?(body: Record<string, unknown>, provider: string): ErrorReport | undefined;
   /** Answers Parley keeps for later turns, for an API whose clients ask it to (`stored-answer` routes). */
   readonly stored?: StoredAnswers;
+  /**
+   * For an API whose clients ask for their conversation compacted (`ConversationRequest.compact`): the one part of
+   * the answer that holds it, `envelope` being Parley's (`encodeCompaction`) when Parley compacted it. A later
+   * request's reader turns that part back into the summary's text.
+   */
+  readonly compaction?: { answerPart(envelope: string): Part };
 }
 
 export interface ClientRoute {
@@ -74,11 +104,24 @@ export interface ClientRoute {
   path: string;
   /**
    * `answer`: a conversation turn; `count-tokens`: its input tokens; `models`, `model`: the model list, one model;
-   * `stored-answer`, `delete-stored-answer`: an answer Parley kept (`{id}` in the path), read or deleted.
+   * `stored-answer`, `delete-stored-answer`: an answer Parley kept (`{id}` in the path), read or deleted;
+   * `compact`: the conversation in the body compacted (`POST /v1/responses/compact`), answered whole.
    */
-  kind: "answer" | "count-tokens" | "models" | "model" | "stored-answer" | "delete-stored-answer";
+  kind: "answer" | "count-tokens" | "models" | "model" | "stored-answer" | "delete-stored-answer" | "compact";
   /** An `answer` route that takes `x-parley-conversation-id` (stored history in front of the client's). */
   conversations?: boolean;
+  /** An `answer` route whose answers are streamed whatever the body says (Gemini's `:streamGenerateContent`). */
+  stream?: boolean;
+}
+
+/**
+ * Where a request came: its route, the path's parameters (a segment `{model}`, or a segment's head as in
+ * `{model}:generateContent`) and its query.
+ */
+export interface RequestPlace {
+  route: ClientRoute;
+  params: Readonly<Record<string, string>>;
+  query: URLSearchParams;
 }
 
 export interface ClientRequestRead extends Converted<ConversationRequest> {
@@ -119,6 +162,11 @@ export interface ClientEncodeOptions {
   /** When the answer began (Unix seconds), so that one written twice (sent, then kept) says the same. */
   createdAt?: number;
   state?: AnswerState;
+  /**
+   * The answer's provider speaks the client's API and is the only one of it a conversation can go back to: the
+   * reasoning it sealed reaches the client as it made it, not in Parley's envelope.
+   */
+  reasoningAsMade?: boolean;
 }
 
 export interface ClientStreamOptions extends ClientEncodeOptions {
@@ -145,6 +193,8 @@ export interface ErrorReport {
   param: string | null;
   /** What a client acts on beside the type (Anthropic's `error.details.error_code`). */
   details?: Record<string, unknown>;
+  /** A prompt over the model's window: the API words it as its clients recognise (and compact on). */
+  contextOverflow?: ContextOverflow;
 }
 
 export interface ModelInfo {
@@ -168,6 +218,11 @@ export interface UpstreamSide {
   readonly type: string;
   /** The history rules of the API itself (`parley repair --for`); a provider's own are its connection's. */
   readonly repairTarget: RepairTarget;
+  /**
+   * Its providers take a client's model name as sent, their own names and aliases alike (DeepSeek's Anthropic API
+   * maps `claude-*` itself): a name is never matched against their model list, nor sent to a default model.
+   */
+  readonly takesClientModelNames?: boolean;
   /** A configured provider of this API, ready to call; built once at start-up. Throws `SettingError`. */
   connect(settings: ProviderSettings): UpstreamConnection;
   /** A request in this API with no provider in view (`parley convert`). */
@@ -186,6 +241,18 @@ export interface UpstreamSide {
   streamEventLossy?(data: unknown): LossyEntry | undefined;
   /** What of a client's own request its connections let through to this API; nothing else of it goes. */
   readonly forwarded: ClientForwarding;
+  /**
+   * Its providers compact a conversation themselves when asked (`ConversationRequest.compact`, which its encoder
+   * writes). Absent: Parley compacts for them, asking the model for a summary.
+   */
+  readonly compacts?: boolean;
+  /**
+   * Whether an error answer (its status and body text) is the provider refusing reasoning it cannot verify: a
+   * signature or sealed content made under another key, organisation or model (OpenAI's
+   * `invalid_encrypted_content`, Anthropic's `Invalid signature in thinking block`). The gateway then sends the
+   * request once more with the history's reasoning as text (`RepairTarget.reasoningAsText`).
+   */
+  isReasoningRefusal?(status: number, body: string): boolean;
 }
 
 /**
@@ -245,9 +312,10 @@ export interface UpstreamConnection {
   readonly signatureOwner?: string;
   /**
    * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
-   * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names.
+   * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names. `model` is
+   * the model the request goes to, for an API that names it in the URL (Gemini).
    */
-  target(clientHeaders: ClientHeaders, stream: boolean, clientQuery?: URLSearchParams): UpstreamTarget;
+  target(clientHeaders: ClientHeaders, stream: boolean, clientQuery?: URLSearchParams, model?: string): UpstreamTarget;
   /** A repaired request as this provider's body. */
   encodeRequest(request: ConversationRequest): Converted<unknown>;
   /** A whole answer; `request` says which tools a tool call written as text may name. */
@@ -260,6 +328,38 @@ export interface UpstreamConnection {
   wholeAnswerAsStream?(body: Record<string, unknown>): string;
   /** What the connection knows of the provider's models without asking the provider; absent: nothing. */
   readonly modelFacts?: ProviderModelFacts;
+  /** How the provider lists its models: where, with which headers, and how its API's list reads. */
+  readonly discovery: ModelDiscovery;
+  /**
+   * What the provider's model list says of the server, after each listing: the `owned_by` of its models, where
+   * model servers name themselves (`llamacpp`, `vllm`). A connection whose quirks were guessed takes its word.
+   */
+  recogniseServer?(owners: readonly string[]): void;
+  /**
+   * Where the provider counts the tokens of a request in a client's API (`FormatAdapter.id`) that is not its own, when
+   * its server has such an endpoint (llama.cpp answers Anthropic's `/v1/messages/count_tokens` beside its Chat
+   * Completions); undefined, Parley estimates.
+   */
+  countTokensUrlFor?(clientApi: string): string | undefined;
+}
+
+/** Asking a provider which models it serves: where, with which headers, and how its list reads. */
+export interface ModelDiscovery {
+  /** The list's URL (`<baseUrl>/models` for OpenAI's APIs, `/v1/models` for Anthropic's). */
+  url: string;
+  /** The provider's key, as its API takes it, and its configured headers. */
+  headers: Record<string, string>;
+  /**
+   * The list's models with whatever limits each carries; undefined when the body holds no list. Absent: the
+   * gateway's reader of OpenAI-shaped lists (`data`, or `models`), which knows the model servers' own fields.
+   */
+  parse?(json: unknown): ListedModel[] | undefined;
+}
+
+export interface ListedModel {
+  id: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
 }
 
 /** A model's limits, in tokens. */
@@ -321,6 +421,12 @@ export interface RepairTarget {
   noTrailingWhitespaceAtEnd: boolean;
   /** Every assistant message with tool calls carries its reasoning (Kimi, DeepSeek). */
   reasoningOnToolCallTurns: boolean;
+  /**
+   * No reasoning goes as reasoning: every thinking part becomes text, signed or sealed alike, and what has no text
+   * (redacted thinking, a signature alone) is left out. For a request sent again after the provider refused
+   * reasoning it could not verify.
+   */
+  reasoningAsText?: boolean;
   /** The provider, whose own words a violation is given in where they differ. */
   provider?: string;
 }
@@ -371,8 +477,11 @@ export interface HistoryEncodeOptions {
  */
 export interface SameFormatPassthrough {
   request(input: PassthroughRequest): Converted<unknown> & { bodyText?: string };
-  /** The provider's whole answer as the client gets it (its signatures wrapped for a `signatureOwner`). */
-  response(body: Record<string, unknown>, clientModel: string, signatureOwner?: string): unknown;
+  /**
+   * The provider's whole answer as the client gets it (its signatures wrapped for a `signatureOwner`), under the id
+   * Parley keeps it by (`answerId`), where the API has such ids.
+   */
+  response(body: Record<string, unknown>, clientModel: string, signatureOwner?: string, answerId?: string): unknown;
   /** The API's token-count URL for a request URL, where the API counts tokens itself. */
   countTokensUrl?(url: string): string;
 }
@@ -389,6 +498,10 @@ export interface PassthroughRequest {
   repaired?: readonly Message[];
   /** The provider's `signatureOwner`: the signatures it made go back to it out of their envelopes. */
   signatureOwner?: string;
+  /** The provider's name: reasoning whose envelope names it goes back to it as it made it. */
+  provider?: string;
+  /** The request asks for its conversation compacted (`ConversationRequest.compact`), which the body may not say. */
+  compact?: boolean;
 }
 
 // ---- bodies read for a person ----

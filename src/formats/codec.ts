@@ -5,7 +5,7 @@ import type {
   IncrementalDecoder,
   Message,
 } from "../core/index.js";
-import { InvalidRequestError, isErrorType, UpstreamError } from "../core/index.js";
+import { InvalidRequestError, isErrorType, isRetryableErrorType, UpstreamError } from "../core/index.js";
 import type { SseMessage } from "../stream/sse.js";
 import type { ClientStreamEncoder, NotAnAnswer, RepairTarget } from "./adapter.js";
 
@@ -70,7 +70,7 @@ export function throwIfError(problem: NotAnAnswer | undefined): void {
   const { type, message, status } = problem.error;
   const known = isErrorType(type) ? type : "api_error";
   throw new UpstreamError(known, message, {
-    retryable: known === "rate_limit_error" || known === "overloaded_error" || known === "api_error",
+    retryable: isRetryableErrorType(known),
     ...(status === undefined ? {} : { upstreamStatus: status }),
   });
 }

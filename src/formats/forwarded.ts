@@ -1,4 +1,10 @@
-import type { ClientForwarding, ClientHeaders, ProviderSettings, UpstreamConnection } from "./adapter.js";
+import type {
+  ClientForwarding,
+  ClientHeaders,
+  ModelDiscovery,
+  ProviderSettings,
+  UpstreamConnection,
+} from "./adapter.js";
 
 /** The forwarded part of the client's query string ("" when none, or when the client speaks another API). */
 export function forwardedQuery(query: URLSearchParams | undefined, forwarding: ClientForwarding): string {
@@ -38,4 +44,11 @@ export function bearerTarget(
     const query = forwardedQuery(clientQuery, forwarding);
     return { url: query === "" ? endpoint : `${endpoint}?${query}`, headers };
   };
+}
+
+/** The model list of a provider that takes its key as a Bearer token: `GET <baseUrl>/models`, OpenAI's list. */
+export function bearerDiscovery(provider: Pick<ProviderSettings, "baseUrl" | "headers" | "apiKey">): ModelDiscovery {
+  const headers: Record<string, string> = { ...provider.headers };
+  if (provider.apiKey !== undefined) headers.authorization = `Bearer ${provider.apiKey}`;
+  return { url: `${provider.baseUrl}/models`, headers };
 }

@@ -12,11 +12,11 @@ import {
 
 describe("the format registry", () => {
   test("lists each format under its own id, the ids the CLI and stored data use", () => {
-    expect(FORMAT_IDS).toEqual(["anthropic", "openai", "responses"]);
+    expect(FORMAT_IDS).toEqual(["anthropic", "openai", "responses", "gemini"]);
     expect([...FORMAT_IDS].sort()).toEqual([...WIRE_FORMATS].sort());
     for (const id of FORMAT_IDS) expect(formatAdapter(id).id).toBe(id);
     expect(findFormat("openai")?.id).toBe("openai");
-    expect(findFormat("gemini")).toBeUndefined();
+    expect(findFormat("bard")).toBeUndefined();
     expect(findFormat("toString")).toBeUndefined();
   });
 

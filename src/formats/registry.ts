@@ -1,6 +1,7 @@
 import type { WireFormat } from "../core/index.js";
 import type { FormatAdapter } from "./adapter.js";
 import { anthropicAdapter } from "./anthropic/adapter.js";
+import { geminiAdapter } from "./gemini/adapter.js";
 import { openaiChatAdapter } from "./openai-chat/adapter.js";
 import { responsesAdapter } from "./openai-responses/adapter.js";
 
@@ -12,6 +13,7 @@ const ADAPTERS: { readonly [Id in WireFormat]: FormatAdapter<Id> } = {
   anthropic: anthropicAdapter,
   openai: openaiChatAdapter,
   responses: responsesAdapter,
+  gemini: geminiAdapter,
 };
 
 export type FormatId = WireFormat;

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ParleyError } from "../core/index.js";
+import { findFormat } from "../formats/registry.js";
 import type { Context } from "./http/context.js";
 
 /**
@@ -38,8 +39,8 @@ export class KeyChecker {
   }
 
   /**
-   * Throws a 401 unless the request carries a known key in `x-api-key` or `Authorization: Bearer`, and sets
-   * `ctx.tenant` to the key's tenant.
+   * Throws a 401 unless the request carries a known key in `x-api-key`, `Authorization: Bearer` or where the route's
+   * API puts its key (`x-goog-api-key`, `?key=`), and sets `ctx.tenant` to the key's tenant.
    */
   check(ctx: Context): void {
     if (!this.enabled) return;
@@ -54,13 +55,27 @@ export class KeyChecker {
 }
 
 export function presentedKey(ctx: Context): string | undefined {
-  const header = ctx.req.headers["x-api-key"];
-  const apiKey = Array.isArray(header) ? header[0] : header;
-  if (apiKey !== undefined && apiKey !== "") return apiKey;
+  const apiKey = headerValue(ctx, "x-api-key");
+  if (apiKey !== undefined) return apiKey;
   const authorization = ctx.req.headers.authorization;
-  if (authorization === undefined) return undefined;
-  const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-  return match?.[1];
+  const match = authorization === undefined ? null : /^Bearer\s+(.+)$/i.exec(authorization.trim());
+  if (match?.[1] !== undefined) return match[1];
+  const credentials = findFormat(ctx.api)?.client.credentials;
+  for (const name of credentials?.headers ?? []) {
+    const value = headerValue(ctx, name);
+    if (value !== undefined) return value;
+  }
+  for (const name of credentials?.queryParameters ?? []) {
+    const value = ctx.query.get(name);
+    if (value !== null && value !== "") return value;
+  }
+  return undefined;
+}
+
+function headerValue(ctx: Context, name: string): string | undefined {
+  const header = ctx.req.headers[name];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value === undefined || value === "" ? undefined : value;
 }
 
 function digest(value: string): Buffer {

@@ -153,14 +153,14 @@ describe("stateful turns", () => {
         ? await postStream(`${gateway.url}/v1/messages`, turn, header)
         : await postJson(`${gateway.url}/v1/messages`, turn, header);
       expect(refused.status).toBe(429);
-      expect(await gateway.state.store!.loadConversation(id)).toEqual([]);
+      expect(await gateway.state.store!.conversations.load(id)).toEqual([]);
 
       upstream.enqueue(stream ? { kind: "sse", frames: toolCallFrames } : { kind: "json", body: finalText });
       const retried = stream
         ? await postStream(`${gateway.url}/v1/messages`, turn, header)
         : await postJson(`${gateway.url}/v1/messages`, turn, header);
       expect(retried.status).toBe(200);
-      const stored = await gateway.state.store!.loadConversation(id);
+      const stored = await gateway.state.store!.conversations.load(id);
       expect(stored?.map((entry) => [entry.message.role, entry.complete])).toEqual([
         ["user", true],
         ["assistant", true],
@@ -184,7 +184,7 @@ describe("stateful turns", () => {
       { "x-parley-conversation-id": id },
     );
     expect(reply.status).toBe(200);
-    const stored = await gateway.state.store!.loadConversation(id);
+    const stored = await gateway.state.store!.conversations.load(id);
     expect(stored?.map((entry) => [entry.message.role, entry.complete])).toEqual([
       ["user", true],
       ["assistant", true],
@@ -209,7 +209,7 @@ describe("stateful turns", () => {
       { "x-parley-conversation-id": broken },
     );
     expect(failed.events.at(-1)!.event).toBe("error");
-    const partial = await gateway.state.store!.loadConversation(broken);
+    const partial = await gateway.state.store!.conversations.load(broken);
     expect(partial).toHaveLength(2);
     expect(partial![1]!.complete).toBe(false);
     const thinking = partial![1]!.message.parts[0] as { type: string; thinking: string };

@@ -370,3 +370,32 @@ describe("streams", () => {
     expect(openai.requests[0]!.framesWritten).toBe(total + 2);
   });
 });
+
+describe("upstream faults that are not the client's", () => {
+  test("a redirect is a 502 naming where it points, on every route, never a 400 blaming the client", async () => {
+    const location = "https://models.example.invalid/v1/chat/completions";
+    for (const path of ["/v1/messages", "/v1/chat/completions"]) {
+      openai.enqueue({ kind: "error", status: 301, body: "", headers: { location } });
+      const body =
+        path === "/v1/messages"
+          ? anthropicBody("local-model")
+          : { model: "local-model", messages: [{ role: "user", content: "hi" }] };
+      const reply = await postJson(`${gateway.url}${path}`, body);
+      expect(reply.status).toBe(502);
+      expect(reply.text).toContain("redirected");
+      expect(reply.text).toContain(location);
+    }
+  });
+
+  test("a 200 whose streamed body is an HTML page, not events, is a 502 saying so", async () => {
+    openai.enqueue({
+      kind: "sse",
+      frames: ["<html><body>Bad gateway login page</body></html>"],
+      headers: { "content-type": "text/html; charset=utf-8" },
+    });
+    const reply = await postJson(`${gateway.url}/v1/messages`, anthropicBody("local-model", true));
+    expect(reply.status).toBe(502);
+    expect(reply.body).toMatchObject({ type: "error", error: { type: "api_error" } });
+    expect((reply.body as Json).error.message).toMatch(/not an event stream|text\/html/);
+  });
+});

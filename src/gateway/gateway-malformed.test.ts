@@ -166,3 +166,20 @@ describe("/v1/chat/ with a trailing slash", () => {
     expect(wrongMethod.body).toMatchObject({ error: { type: "invalid_request_error" } });
   });
 });
+
+describe("a request without Host", () => {
+  test("is answered like any other, in the route's shape, not with a bare 400", async () => {
+    const health = await raw("GET /health HTTP/1.1\r\nConnection: close\r\n\r\n", false);
+    expect(parseRaw(health)).toEqual({ status: 200, body: { status: "ok" } });
+    const body = '{"model":"m","max_tokens":5}';
+    const refused = parseRaw(
+      await raw(
+        `POST /v1/messages HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        false,
+      ),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(JSON.stringify(refused.body)).toContain("messages");
+  });
+});

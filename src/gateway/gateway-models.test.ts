@@ -102,8 +102,8 @@ describe("one model served: every name goes to it", () => {
     expect(reply.status).toBe(200);
     let trace: Json;
     for (let attempt = 0; attempt < 50 && trace === undefined; attempt++) {
-      const [summary] = (await gateway.state.store!.listTraces({ limit: 1 })).traces;
-      if (summary !== undefined) trace = await gateway.state.store!.getTrace(summary.id);
+      const [summary] = (await gateway.state.store!.traces.list({ limit: 1 })).traces;
+      if (summary !== undefined) trace = await gateway.state.store!.traces.get(summary.id);
       else await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(trace.clientModel).toBe("claude-opus-5-5");

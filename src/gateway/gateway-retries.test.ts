@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { postJson, startTestGateway } from "../../test/support/gateway-harness.js";
 import { type ScriptedUpstream, startScriptedUpstream } from "../../test/support/scripted-upstream.js";
 import type { RunningGateway } from "./server.js";
@@ -72,4 +72,51 @@ test("a stream that breaks before content and then meets errors stops at maxAtte
   expect(upstream.requests).toHaveLength(3);
   upstream.enqueue({ kind: "json", body: answer });
   expect((await postJson(`${gateway.url}/v1/messages`, body)).status).toBe(200);
+});
+
+describe("a rate limit longer than the stream's hold", () => {
+  // An upstream of its own: the tests above leave replies queued on theirs.
+  let limited: ScriptedUpstream;
+  let held: RunningGateway;
+  beforeAll(async () => {
+    limited = await startScriptedUpstream("openai");
+    held = await startTestGateway({
+      providers: { local: { type: "openai", upstream: limited } },
+      file: { timeouts: { firstEventHoldMs: 1000 } },
+    });
+  });
+  afterAll(async () => {
+    await held.close();
+    await limited.close();
+  });
+
+  test.each([
+    ["/v1/messages", { ...body, stream: true }, "rate_limit_error"],
+    [
+      "/v1/chat/completions",
+      { model: "m", stream: true, messages: [{ role: "user", content: "hi" }] },
+      "rate_limit_error",
+    ],
+  ])(
+    "reaches a streaming client on %s at once, as a 429 with retry-after, not as 200 and an error event",
+    async (path, request, type) => {
+      limited.requests.length = 0;
+      limited.enqueue({ kind: "error", status: 429, body: "busy", retryAfter: "7" });
+      const started = performance.now();
+      const reply = await postJson(`${held.url}${path}`, request);
+      expect(reply.status).toBe(429);
+      expect(reply.headers["retry-after"]).toBe("7");
+      expect(JSON.stringify(reply.body)).toContain(type);
+      expect(performance.now() - started).toBeLessThan(900);
+      expect(limited.requests).toHaveLength(1);
+    },
+  );
+
+  test("a shorter one is still waited for within the hold", async () => {
+    limited.requests.length = 0;
+    limited.enqueue({ kind: "error", status: 429, body: "busy", retryAfter: "0" }, { kind: "json", body: answer });
+    const reply = await postJson(`${held.url}/v1/messages`, { ...body, stream: true });
+    expect(reply.status).toBe(200);
+    expect(limited.requests).toHaveLength(2);
+  });
 });

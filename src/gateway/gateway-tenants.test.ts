@@ -124,12 +124,12 @@ describe("traces", () => {
     const alice = (await turn(A, await create(A))).headers["request-id"];
     const store = gateway.state.store!;
     const teamTraces = await eventually(async () => {
-      const { traces } = await store.listTraces({ tenant: "team", limit: 100 });
+      const { traces } = await store.traces.list({ tenant: "team", limit: 100 });
       return team.every((requestId) => traces.some((trace) => trace.requestId === requestId)) ? traces : undefined;
     });
     expect(teamTraces.every((trace) => trace.tenant === "team")).toBe(true);
     expect(teamTraces.some((trace) => trace.requestId === alice)).toBe(false);
-    const aliceTrace = await eventually(() => store.getTrace(String(alice)));
+    const aliceTrace = await eventually(() => store.traces.get(String(alice)));
     // A key no entry names a tenant for is a tenant of its own, named after a digest of it, never the key.
     expect(aliceTrace.tenant).toMatch(/^key-[0-9a-f]{32}$/);
     expect(JSON.stringify(aliceTrace)).not.toContain(A);
@@ -161,7 +161,7 @@ describe("without keys", () => {
       );
       expect(reply.status).toBe(200);
       const requestId = String(reply.headers["request-id"]);
-      const trace = await eventually(() => single.state.store!.getTrace(requestId));
+      const trace = await eventually(() => single.state.store!.traces.get(requestId));
       expect(trace.tenant).toBe(DEFAULT_OWNER);
     } finally {
       await single.close();

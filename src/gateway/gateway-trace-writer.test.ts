@@ -105,15 +105,15 @@ describe("the trace writer and the client", () => {
         ).toBe(200);
       }
       const store = gateway.state.store!;
-      for (let attempt = 0; attempt < 100 && store.traceStats().recorded < 30; attempt++) {
+      for (let attempt = 0; attempt < 100 && store.traces.stats().recorded < 30; attempt++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      expect(store.traceStats()).toMatchObject({ recorded: 30, dropped: 0, failed: 0 });
-      const usage = await store.traceUsage();
+      expect(store.traces.stats()).toMatchObject({ recorded: 30, dropped: 0, failed: 0 });
+      const usage = await store.traces.usage();
       expect(usage.bytes).toBeLessThanOrEqual(150_000);
       expect(usage.traces).toBeLessThan(30);
-      const kept = (await store.listTraces({ limit: 30 })).traces;
-      const newest = await store.getTrace(kept[0]!.id);
+      const kept = (await store.traces.list({ limit: 30 })).traces;
+      const newest = await store.traces.get(kept[0]!.id);
       expect(JSON.parse(newest!.clientRequest!).messages[0].content).toMatch(/^29 /);
     } finally {
       await gateway.close();

@@ -42,8 +42,9 @@ const interrupted = [
 async function newestTrace(): Promise<Json> {
   // Traces are written after the answer, without holding it up.
   for (let attempt = 0; attempt < 50; attempt++) {
-    const [summary] = (await gateway.state.store!.listTraces({ limit: 1 })).traces;
-    if (summary !== undefined && summary.requestId === lastRequestId) return gateway.state.store!.getTrace(summary.id);
+    const [summary] = (await gateway.state.store!.traces.list({ limit: 1 })).traces;
+    if (summary !== undefined && summary.requestId === lastRequestId)
+      return gateway.state.store!.traces.get(summary.id);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error("no trace recorded");
@@ -217,5 +218,23 @@ describe("traces of gateway exchanges", () => {
     expect(early.text).toContain("bad key [redacted]");
     expect(early.text).not.toContain(UPSTREAM_KEY);
     expect(early.text).not.toContain(CLIENT_KEY);
+  });
+  test("a stream that fails after its 200 is recorded as failed, and the inspector's failed filter finds it", async () => {
+    const body = { model: "m", max_tokens: 50, stream: true, messages: [{ role: "user", content: "Hi" }] };
+    const auth = { "x-api-key": CLIENT_KEY };
+    const overloaded = { error: { message: "overloaded mid-answer", type: "overloaded_error" } };
+    upstream.enqueue({ kind: "sse", frames: openaiFrames([chunk({ content: "Hel" }), overloaded]) });
+    const late = await postStream(`${gateway.url}/v1/messages`, body, auth);
+    expect(late.status).toBe(200);
+    expect(late.text).toContain("event: error");
+    const requestId = late.headers["request-id"] ?? late.headers["x-request-id"];
+    let failed: Json[] = [];
+    for (let attempt = 0; attempt < 50 && failed.length === 0; attempt++) {
+      const listed = await fetch(`${gateway.url}/inspect/api/traces?status=error&limit=200`, { headers: auth });
+      failed = ((await listed.json()) as Json).traces.filter((trace: Json) => trace.requestId === requestId);
+      if (failed.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(failed).toHaveLength(1);
+    expect(failed[0].status).toBeGreaterThanOrEqual(500);
   });
 });

@@ -11,7 +11,10 @@ export interface LossyHeaderEntry {
 /** Header values past this size are cut (proxies commonly refuse headers over 8-16 KB). */
 const MAX_HEADER_BYTES = 6_000;
 
-export function lossyHeaderEntries(lossy: readonly LossyEntry[], repair: readonly RepairEntry[]): LossyHeaderEntry[] {
+export function lossyHeaderEntries(
+  lossy: readonly LossyEntry<string>[],
+  repair: readonly RepairEntry[],
+): LossyHeaderEntry[] {
   const entries: LossyHeaderEntry[] = lossy.map((entry) =>
     entry.path === undefined
       ? { code: entry.code, message: entry.message }
@@ -31,7 +34,7 @@ export function lossyHeaderEntries(lossy: readonly LossyEntry[], repair: readonl
  * What converting the upstream's answer reported, as header entries: paths are the answer's, under `response`
  * (`response.choices[0].message.refusal`), so that they cannot be read as paths in the client's request.
  */
-export function responseLossyEntries(lossy: readonly LossyEntry[]): LossyHeaderEntry[] {
+export function responseLossyEntries(lossy: readonly LossyEntry<string>[]): LossyHeaderEntry[] {
   return lossy.map((entry) => ({
     code: entry.code,
     message: entry.message,

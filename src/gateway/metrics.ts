@@ -1,4 +1,4 @@
-import type { TraceWriterStats } from "../store/types.js";
+import type { TraceWriterStats } from "../store/traces/trace-store.js";
 
 /**
  * Prometheus text exposition, hand-written: a handful of counters and histograms do not need a client library,

@@ -4,7 +4,8 @@ import { type Logger, pino } from "pino";
 import { assertNever, isParleyError } from "../core/index.js";
 import type { ClientRoute, FormatAdapter } from "../formats/adapter.js";
 import { FORMATS, PARLEY_FORMAT } from "../formats/registry.js";
-import type { ConversationStore, TraceRetentionPolicy } from "../store/types.js";
+import type { Store } from "../store/open-store.js";
+import type { TraceRetentionPolicy } from "../store/traces/trace-store.js";
 import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
@@ -36,7 +37,7 @@ export interface GatewayOptions {
   /** Defaults to pino JSON lines on stderr at the configured level. */
   logger?: Logger;
   /** An open store to use instead of opening `config.store` (it is closed with the gateway all the same). */
-  store?: ConversationStore;
+  store?: Store;
   /** Replaces the providers' model discovery (tests). */
   catalogue?: Partial<Pick<CatalogueOptions, "discover" | "refreshMs" | "retryMs" | "timeoutMs">>;
 }
@@ -139,7 +140,9 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     },
   ] satisfies Middleware[]);
 
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  // A request without `Host` (HTTP/1.0 tools, raw sockets) is answered like any other, in its route's shape, not with
+  // Node's bare 400: the browser guard only needs `Host` when a browser sent one, and browsers always do.
+  const server: Server = createServer({ keepAliveTimeout: 65_000, requireHostHeader: false }, (req, res) => {
     void handle(createContext(req, res));
   });
   server.on("clientError", (error, socket) => {
@@ -244,9 +247,10 @@ function clientRouteHandler(
 ): (ctx: Context) => Promise<void> {
   switch (route.kind) {
     case "answer":
+    case "compact":
       return (ctx) => handleAnswer(ctx, state, format, route);
     case "count-tokens":
-      return (ctx) => handleCountTokens(ctx, state, format);
+      return (ctx) => handleCountTokens(ctx, state, format, route);
     case "models":
       return (ctx) => handleListModels(ctx, state, format);
     case "model":
@@ -260,11 +264,15 @@ function clientRouteHandler(
   }
 }
 
-async function openConfiguredStore(config: GatewayConfig, secrets: readonly string[]): Promise<ConversationStore> {
+async function openConfiguredStore(config: GatewayConfig, secrets: readonly string[]): Promise<Store> {
   const { openStore } = await import("../store/open-store.js");
   // The configured retention, not the store's default, from the first pruning on; the trace writer keeps it
   // after every batch and takes the keys out of every trace.
-  return openStore(config.store, { traceRetention: tracePolicy(config), traceSecrets: secrets });
+  return openStore(config.store, {
+    traceRetention: tracePolicy(config),
+    traceSecrets: secrets,
+    deadlineMs: config.timeouts.storeMs,
+  });
 }
 
 function tracePolicy(config: GatewayConfig): TraceRetentionPolicy {
@@ -282,8 +290,8 @@ function startTracePruning(state: GatewayState): NodeJS.Timeout {
   const policy = tracePolicy(state.config);
   const prune = () => {
     if (state.store === undefined) return;
-    state.store
-      .pruneTraces(policy)
+    state.store.traces
+      .prune(policy)
       .catch((error: unknown) => state.logger.warn({ err: (error as Error).message }, "trace pruning failed"));
   };
   prune();

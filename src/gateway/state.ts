@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ConversationStore } from "../store/types.js";
+import type { Store } from "../store/open-store.js";
 import type { UpstreamClient } from "../upstream/index.js";
 import type { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
@@ -20,7 +20,7 @@ export interface GatewayState {
   /** What each provider serves and each model's limits, asked of the providers themselves. */
   catalogue: ModelCatalogue;
   upstream: UpstreamClient;
-  store: ConversationStore | undefined;
+  store: Store | undefined;
   metrics: GatewayMetrics;
   logger: Logger;
   keys: KeyChecker;

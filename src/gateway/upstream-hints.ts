@@ -1,11 +1,9 @@
 import { UpstreamError } from "../core/index.js";
+import { isUnreachable } from "../upstream/index.js";
 import type { ProviderRuntime } from "./exchange/providers.js";
 import { AnsweredError } from "./http/answered-error.js";
 import { baseUrlSetting } from "./models/route-model.js";
 import type { GatewayState } from "./state.js";
-
-/** Failures where nothing answers at the address: waiting and sending again changes nothing. */
-const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /**
  * What a failed upstream call tells the catalogue, and how it reaches the client. A 404 may mean the model is gone
@@ -17,8 +15,7 @@ const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNR
 export function explainUpstreamFailure(error: unknown, provider: ProviderRuntime, state: GatewayState): unknown {
   if (!(error instanceof UpstreamError)) return error;
   if (error.upstreamStatus === 404) state.catalogue.markStale(provider.config.name);
-  const code = causeCode(error);
-  if (code === undefined || !UNREACHABLE.has(code)) return error;
+  if (!isUnreachable(error)) return error;
   state.catalogue.markStale(provider.config.name);
   const { config } = provider;
   return new AnsweredError(
@@ -27,14 +24,4 @@ export function explainUpstreamFailure(error: unknown, provider: ProviderRuntime
       `or point ${baseUrlSetting(config)} at it`,
     { status: 502, cause: error, headers: { "x-should-retry": "false" } },
   );
-}
-
-function causeCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== null && typeof current === "object"; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string") return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

@@ -10,6 +10,7 @@
 import type { WireFormat } from "../core/index.js";
 import * as anthropic from "../formats/anthropic/library.js";
 import type { FormatCodec } from "../formats/codec.js";
+import * as gemini from "../formats/gemini/library.js";
 import * as openai from "../formats/openai-chat/library.js";
 import * as responses from "../formats/openai-responses/library.js";
 
@@ -30,6 +31,22 @@ export {
 } from "../formats/anthropic/library.js";
 export type * from "../formats/anthropic/wire-types.js";
 export type { CodecOptions, FormatCodec } from "../formats/codec.js";
+export {
+  fromMessages as fromGeminiMessages,
+  fromRequest as fromGeminiRequest,
+  fromResponse as fromGeminiResponse,
+  type GeminiAnswerOptions,
+  type GeminiOptions,
+  type GeminiPresetName,
+  presets as geminiPresets,
+  repairTarget as geminiRepairTarget,
+  streamDecoder as geminiStreamDecoder,
+  streamEncoder as geminiStreamEncoder,
+  toMessages as toGeminiMessages,
+  toRequest as toGeminiRequest,
+  toResponse as toGeminiResponse,
+} from "../formats/gemini/library.js";
+export type * from "../formats/gemini/wire-types.js";
 export {
   fromMessages as fromOpenAIMessages,
   fromRequest as fromOpenAIRequest,
@@ -65,6 +82,6 @@ export type * from "../formats/openai-responses/wire-types.js";
 export type { TextToolCallFormat } from "../text/text-tool-calls/index.js";
 
 /** Every format's codec by id. */
-export const codecs = { anthropic, openai, responses } as const satisfies {
+export const codecs = { anthropic, openai, responses, gemini } as const satisfies {
   readonly [Id in WireFormat]: FormatCodec;
 };

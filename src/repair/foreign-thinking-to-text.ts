@@ -1,4 +1,5 @@
 import { decodeOriginSignature, isOriginSignature, type ThinkingPart, type WireFormat } from "../core/index.js";
+import { THINKING_SOURCES } from "../core/wire-format.js";
 import { entryForPart, isBlank, mapSlots, type Pass, type RepairTarget, rewriteParts } from "./history.js";
 import { thinkingAsText } from "./parts-as-text.js";
 
@@ -29,12 +30,13 @@ export function isForeignThinking(part: ThinkingPart, signer: WireFormat, owner?
 
 function whyForeign(part: ThinkingPart, owner: string | undefined): string {
   const origin = part.origin ?? decodeOriginSignature(part.signature);
-  if (!part.signature && origin?.format !== "responses")
+  const source = origin === undefined ? undefined : THINKING_SOURCES[origin.format];
+  if (!part.signature && source?.unsigned !== true)
     return "thinking without a signature (a stream cut before it was signed)";
   if (owner !== undefined && part.signature !== undefined && !isOriginSignature(part.signature))
     return "thinking signed by Anthropic";
   const provider = origin?.provider;
-  const model = origin?.format === "responses" ? "a Responses model" : "an OpenAI-compatible model";
+  const model = source?.model ?? THINKING_SOURCES.openai.model;
   return `thinking produced by ${provider ? `provider '${provider}'` : model}`;
 }
 

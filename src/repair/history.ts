@@ -1,9 +1,32 @@
-import type { Message, Part, Role, ToolCallPart, ToolResultPart } from "../core/index.js";
+import type { Message, Part, Role, ToolResultPart } from "../core/index.js";
+
+/**
+ * Every change a repair pass makes, each listed with its meaning in docs/repair-and-normalize.md ("Repair
+ * actions"), which a test holds to this list.
+ */
+export const REPAIR_ACTIONS = [
+  "added-interrupted-tool-result",
+  "added-placeholder-reasoning",
+  "inserted-user-turn",
+  "merged-consecutive-messages",
+  "moved-tool-result-first",
+  "removed-empty-block",
+  "removed-empty-message",
+  "removed-empty-thinking",
+  "renamed-tool-call-id",
+  "renamed-tool-result-id",
+  "thinking-to-text",
+  "tool-call-to-text",
+  "tool-result-to-text",
+  "trimmed-final-whitespace",
+] as const;
+
+export type RepairAction = (typeof REPAIR_ACTIONS)[number];
 
 /** One change `repair` made. `messageIndex` and `partIndex` point into the history that was given to it. */
 export interface RepairEntry {
   /** A stable, kebab-case name of the change, e.g. `added-interrupted-tool-result`. */
-  action: string;
+  action: RepairAction;
   /** Why, for a person. */
   reason: string;
   messageIndex: number;
@@ -51,7 +74,7 @@ export function partSourcesOf(slot: Slot): Array<PartSource | undefined> {
 }
 
 /** A report entry for a part of a slot, pointing at the input. */
-export function entryForPart(slot: Slot, partIndex: number, action: string, reason: string): RepairEntry {
+export function entryForPart(slot: Slot, partIndex: number, action: RepairAction, reason: string): RepairEntry {
   const source = sourceOfPart(slot, partIndex);
   return source.partIndex === undefined
     ? { action, reason, messageIndex: source.messageIndex }
@@ -72,12 +95,6 @@ export function syntheticSlot(role: Role, parts: Part[], source: number): Slot {
 
 export function toSlots(messages: readonly Message[]): Slot[] {
   return messages.map((message, source) => ({ message, source }));
-}
-
-export function toolCallsOf(message: Message): ToolCallPart[] {
-  const calls: ToolCallPart[] = [];
-  for (const part of message.parts) if (part.type === "tool_call") calls.push(part);
-  return calls;
 }
 
 export function hasToolCalls(message: Message): boolean {

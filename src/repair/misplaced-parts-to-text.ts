@@ -17,7 +17,13 @@ export const misplacedPartsToText: Pass = (slots, report) =>
         report.push(entryForPart(slot, partIndex, "removed-empty-thinking", `${reason}, but it holds no text`));
         return [];
       }
-      report.push(entryForPart(slot, partIndex, `${part.type.replace("_", "-")}-to-text`, reason));
+      const action =
+        part.type === "tool_call"
+          ? "tool-call-to-text"
+          : part.type === "tool_result"
+            ? "tool-result-to-text"
+            : "thinking-to-text";
+      report.push(entryForPart(slot, partIndex, action, reason));
       if (part.type === "thinking") return [thinkingAsText(part)];
       if (part.type === "tool_call") return [toolCallAsText(part)];
       if (part.type === "tool_result") return toolResultAsParts(part);

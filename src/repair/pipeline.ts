@@ -10,6 +10,7 @@ import { misplacedPartsToText } from "./misplaced-parts-to-text.js";
 import { moveToolResultsFirst } from "./move-tool-results-first.js";
 import { orphanToolResultsToText } from "./orphan-tool-results-to-text.js";
 import { reasoningOnToolTurns } from "./reasoning-on-tool-turns.js";
+import { reasoningToText } from "./reasoning-to-text.js";
 import { renameToolIds } from "./rename-tool-ids.js";
 import { trimFinalAssistantWhitespace } from "./trim-final-assistant-whitespace.js";
 import { validateAnthropic } from "./validate-anthropic.js";
@@ -25,6 +26,7 @@ export type { RepairEntry, RepairTarget, Violation } from "./history.js";
 function passesFor(target: RepairTarget): Pass[] {
   const zone = target.toolResultZone;
   const passes: Pass[] = [];
+  if (target.reasoningAsText === true) passes.push(reasoningToText);
   if (target.thinkingSignedBy !== undefined) passes.push(foreignThinkingToText(target.thinkingSignedBy, target));
   passes.push(misplacedPartsToText, dropEmpty(target.emptiness));
   if (target.alternatingRoles) passes.push(mergeConsecutiveRoles);

@@ -3,9 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { InvalidRequestError } from "../core/index.js";
-import { MemoryStore } from "./memory/memory-store.js";
+import { MemoryConversations } from "./memory/conversations.js";
+import { MemoryTraces } from "./memory/traces.js";
 import { openStore } from "./open-store.js";
-import { SqliteStore } from "./sqlite/sqlite-store.js";
+import { SqliteConversations } from "./sqlite/conversations.js";
+import { SqliteTraces } from "./sqlite/traces.js";
 
 const folder = mkdtempSync(join(tmpdir(), "parley-open-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -13,10 +15,12 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 describe("openStore", () => {
   test("opens each backend its URL names, creating the SQLite folder", async () => {
     const memory = await openStore("memory:");
-    expect(memory).toBeInstanceOf(MemoryStore);
+    expect(memory.conversations).toBeInstanceOf(MemoryConversations);
+    expect(memory.traces).toBeInstanceOf(MemoryTraces);
     const path = join(folder, "nested", "deeper", "parley.db");
     const sqlite = await openStore(`sqlite:${path}`);
-    expect(sqlite).toBeInstanceOf(SqliteStore);
+    expect(sqlite.conversations).toBeInstanceOf(SqliteConversations);
+    expect(sqlite.traces).toBeInstanceOf(SqliteTraces);
     expect(existsSync(path)).toBe(true);
     await Promise.all([memory.close(), sqlite.close()]);
   });
@@ -36,14 +40,14 @@ describe("openStore", () => {
     const store = await openStore(`sqlite:${path}`, { traceRetention: false });
     const old = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000).toISOString();
     const trace = { requestId: "r", route: "/v1/messages", lossy: [], repair: [], timings: {} };
-    await store.recordTrace({ ...trace, id: "old", createdAt: old });
-    await store.recordTrace({ ...trace, id: "new", createdAt: new Date().toISOString() });
+    await store.traces.record({ ...trace, id: "old", createdAt: old });
+    await store.traces.record({ ...trace, id: "new", createdAt: new Date().toISOString() });
     await store.close();
     const kept = await openStore(`sqlite:${path}`, { traceRetention: false });
-    expect((await kept.listTraces()).traces.map((summary) => summary.id)).toEqual(["new", "old"]);
+    expect((await kept.traces.list()).traces.map((summary) => summary.id)).toEqual(["new", "old"]);
     await kept.close();
     const pruned = await openStore(`sqlite:${path}`);
-    expect((await pruned.listTraces()).traces.map((summary) => summary.id)).toEqual(["new"]);
+    expect((await pruned.traces.list()).traces.map((summary) => summary.id)).toEqual(["new"]);
     await pruned.close();
   });
 });

@@ -1,10 +1,23 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import { InvalidRequestError, importOptional } from "../core/index.js";
-import { DEFAULT_TRACE_BYTES, DEFAULT_TRACE_RETENTION, type TraceRetention } from "./retention.js";
-import type { FlushPolicy } from "./streaming-writer.js";
-import type { TraceQueueLimits } from "./trace-queue.js";
-import type { ConversationStore } from "./types.js";
+import { InvalidRequestError } from "../core/index.js";
+import type { AnswerStore } from "./answers/answer-store.js";
+import type { ConversationStore } from "./conversations/conversation-store.js";
+import type { FlushPolicy } from "./conversations/streaming-writer.js";
+import { DEFAULT_STORE_DEADLINE_MS } from "./deadline.js";
+import type { PostgresPool } from "./postgres/driver.js";
+import type { SqliteDatabase } from "./sqlite/driver.js";
+import { DEFAULT_TRACE_BYTES, DEFAULT_TRACE_RETENTION, type TraceRetention } from "./traces/retention.js";
+import type { TraceQueueLimits, TraceWriterOptions } from "./traces/trace-queue.js";
+import type { TraceStore } from "./traces/trace-store.js";
+
+/** What a store URL opens: three stores on one database, and what closes it. */
+export interface Store {
+  conversations: ConversationStore;
+  /** Answers kept for later turns (the Responses API's `store`). */
+  answers: AnswerStore;
+  traces: TraceStore;
+  /** Writes what the trace writer holds first, then closes the database (or pool). */
+  close(): Promise<void>;
+}
 
 export interface OpenStoreOptions {
   /**
@@ -20,7 +33,15 @@ export interface OpenStoreOptions {
   flushPolicy?: FlushPolicy;
   /** PostgreSQL pool size (default 10). */
   maxConnections?: number;
+  /**
+   * The longest any conversation or answer call waits for the database (default 5000 ms): past it the call fails
+   * with a `StoreUnavailableError` (503). PostgreSQL's connect, statement and idle-in-transaction timeouts follow it.
+   */
+  deadlineMs?: number;
 }
+
+/** What a backend's stores are built with, on a database or pool already open. */
+export type BackendOptions = { flushPolicy?: FlushPolicy; deadlineMs?: number } & TraceWriterOptions;
 
 export const STORE_URL_FORMS = "sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DATABASE or memory:";
 
@@ -28,7 +49,7 @@ export const STORE_URL_FORMS = "sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/
  * Opens the store a URL names: `sqlite:PATH` (the embedded default; the folder is created), `postgres://...`
  * or `postgresql://...` (a pool shared by several gateways), `memory:`. Migrations run on open.
  */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<ConversationStore> {
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   const given = options.traceRetention ?? DEFAULT_TRACE_RETENTION;
   const retention =
     given === false
@@ -37,7 +58,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const store = await openBackend(url, options, retention);
   if (retention !== false) {
     try {
-      await store.pruneTraces(retention);
+      await store.traces.prune(retention);
     } catch (error) {
       await store.close();
       throw error;
@@ -50,53 +71,118 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
  * Each backend and its driver load only when a URL names it: the gateway starts faster and lighter, and a library
  * user installs only the driver of the store it opens (a missing one is a `MissingPackageError` naming it).
  */
-async function openBackend(
-  url: string,
-  options: OpenStoreOptions,
-  retention: TraceRetention | false,
-): Promise<ConversationStore> {
-  const storeOptions = {
+async function openBackend(url: string, options: OpenStoreOptions, retention: TraceRetention | false): Promise<Store> {
+  const storeOptions: BackendOptions = {
     ...(options.flushPolicy ? { flushPolicy: options.flushPolicy } : {}),
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     traceRetention: retention,
     ...(options.traceSecrets ? { traceSecrets: options.traceSecrets } : {}),
     ...(options.traceQueue ? { traceQueue: options.traceQueue } : {}),
   };
-  if (isMemory(url)) {
-    const { MemoryStore } = await import("./memory/memory-store.js");
-    return new MemoryStore(storeOptions);
-  }
+  if (isMemory(url)) return memoryStore(storeOptions);
   if (url.startsWith("sqlite:")) {
-    const [{ default: Database }, { SqliteStore }] = await Promise.all([
-      importOptional("better-sqlite3", "the SQLite store (sqlite:)", () => import("better-sqlite3")),
-      import("./sqlite/sqlite-store.js"),
-    ]);
     const path = url.slice("sqlite:".length).replace(/^\/\/(?=\/|\.)/, "");
     if (path === "") throw badUrl(url, "sqlite: needs a file path, e.g. sqlite:./.parley/parley.db");
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    const database = new Database(path);
+    const { openDatabase } = await import("./sqlite/driver.js");
+    const database = await openDatabase(path);
     try {
-      return new SqliteStore(database, storeOptions);
+      return await sqliteStore(database, storeOptions);
     } catch (error) {
       database.close();
       throw error;
     }
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-    const [{ default: pg }, { PostgresStore }] = await Promise.all([
-      importOptional("pg", "the PostgreSQL store (postgres:)", () => import("pg")),
-      import("./postgres/postgres-store.js"),
-    ]);
-    const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
-    // An idle connection the server dropped is discarded by the pool; the next query opens a new one.
-    pool.on("error", () => {});
+    const { openPool } = await import("./postgres/driver.js");
+    const pool = await openPool(url, options.maxConnections ?? 10, options.deadlineMs ?? DEFAULT_STORE_DEADLINE_MS);
     try {
-      return await PostgresStore.open(pool, storeOptions);
+      return await postgresStore(pool, storeOptions);
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
     }
   }
   throw badUrl(url, `expected ${STORE_URL_FORMS}`);
+}
+
+/** `memory:` — for tests and throwaway gateways; everything is gone when the process ends. */
+export async function memoryStore(options: BackendOptions = {}): Promise<Store> {
+  const [{ MemoryConversations }, { MemoryAnswers }, { MemoryTraces }] = await Promise.all([
+    import("./memory/conversations.js"),
+    import("./memory/answers.js"),
+    import("./memory/traces.js"),
+  ]);
+  const traces = new MemoryTraces(options);
+  return {
+    conversations: new MemoryConversations(options.flushPolicy),
+    answers: new MemoryAnswers(),
+    traces,
+    close: () => traces.close(),
+  };
+}
+
+/**
+ * `sqlite:PATH` on a database already open (better-sqlite3's, or a stand-in): its settings and the schema steps
+ * it lacks are applied here. Closing the store closes the database.
+ */
+export async function sqliteStore(database: SqliteDatabase, options: BackendOptions = {}): Promise<Store> {
+  const [{ prepareDatabase, neverWaitInside }, { SqliteConversations }, { SqliteAnswers }, { SqliteTraces }] =
+    await Promise.all([
+      import("./sqlite/driver.js"),
+      import("./sqlite/conversations.js"),
+      import("./sqlite/answers.js"),
+      import("./sqlite/traces.js"),
+    ]);
+  prepareDatabase(database);
+  neverWaitInside(database);
+  const traces = new SqliteTraces(database, options);
+  return {
+    conversations: new SqliteConversations(database, options),
+    answers: new SqliteAnswers(database, options.deadlineMs),
+    traces,
+    async close() {
+      await traces.close();
+      database.close();
+    },
+  };
+}
+
+/** `postgres://...` on a pool already open: the schema steps it lacks are applied here. Closing the store ends the pool. */
+export async function postgresStore(pool: PostgresPool, options: BackendOptions = {}): Promise<Store> {
+  const [
+    { migrate, poolWithDeadline },
+    { PostgresConversations },
+    { PostgresAnswers },
+    { PostgresTraces },
+    { conversationsWithDeadline },
+    { answersWithDeadline },
+  ] = await Promise.all([
+    import("./postgres/driver.js"),
+    import("./postgres/conversations.js"),
+    import("./postgres/answers.js"),
+    import("./postgres/traces.js"),
+    import("./conversations/with-deadline.js"),
+    import("./answers/with-deadline.js"),
+  ]);
+  await migrate(pool);
+  const traces = new PostgresTraces(pool, options);
+  // Each round trip of a call is cut at the deadline (its connection closed, so the pool does not keep one stuck on
+  // a hung server), and the whole call too (one call is up to five round trips).
+  const deadlineMs = options.deadlineMs ?? DEFAULT_STORE_DEADLINE_MS;
+  const bounded = poolWithDeadline(pool, deadlineMs);
+  return {
+    conversations: conversationsWithDeadline(
+      new PostgresConversations(bounded, options.flushPolicy),
+      deadlineMs,
+      "postgres",
+    ),
+    answers: answersWithDeadline(new PostgresAnswers(bounded), deadlineMs, "postgres"),
+    traces,
+    async close() {
+      await traces.close();
+      await pool.end();
+    },
+  };
 }
 
 function isMemory(url: string): boolean {

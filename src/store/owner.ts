@@ -9,6 +9,11 @@
  */
 export const DEFAULT_OWNER = "default";
 
+/** Whose conversation or answer a call acts for: absent, `DEFAULT_OWNER`. */
+export interface OwnerOptions {
+  owner?: string;
+}
+
 /** The owner a call acts for: the one its options name, else `DEFAULT_OWNER`. */
 export function ownerOf(options: { owner?: string } | undefined): string {
   return options?.owner ?? DEFAULT_OWNER;

@@ -7,6 +7,7 @@ import { decodeOriginSignature } from "../core/reasoning-origin.js";
 import type { StopReason } from "../core/stop-reason.js";
 import type { StreamError, StreamEvent } from "../core/stream-events.js";
 import type { Usage } from "../core/usage.js";
+import { jsonNestsDeeperThan } from "../text/json-depth.js";
 
 /**
  * Folds core stream events into the message they describe: the one reducer from events to a message, used by
@@ -84,8 +85,14 @@ export function foldEvents(events: Iterable<StreamEvent>): { answer: Conversatio
   return accumulator.error === undefined ? { answer } : { answer, error: accumulator.error };
 }
 
-/** Tool-call arguments as received: parsed at block end; invalid JSON is repaired and the text kept. */
+/**
+ * Tool-call arguments as received: parsed at block end; invalid JSON is repaired and the text kept. Arguments that
+ * nest deeper than `MAX_JSON_DEPTH` are kept as text only (input `{}`): parsed, they would overflow the stack of
+ * everything that walks a value (conversion, the store, `JSON.stringify`), which made such an answer a 500, or an
+ * empty stored answer.
+ */
 export function parseToolInput(rawInput: string): { input: unknown; rawInput?: string } {
+  if (jsonNestsDeeperThan(rawInput)) return { input: {}, rawInput };
   try {
     return { input: JSON.parse(rawInput) };
   } catch {
@@ -225,7 +232,8 @@ class StreamAccumulator implements Accumulator {
         this.ended = true;
         return;
       default: {
-        this.refuse(`unknown stream event ${JSON.stringify(event)}`);
+        // Exhaustive at compile time; a value from outside the types (a library caller's) is refused, not thrown on.
+        this.refuse(`unknown stream event ${JSON.stringify(event satisfies never)}`);
         return;
       }
     }

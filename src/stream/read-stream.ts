@@ -1,5 +1,5 @@
 import type { ConversationResponse } from "../core/conversation.js";
-import { errorTypeForStatus, UpstreamError } from "../core/errors.js";
+import { errorTypeForStatus, isRetryableStatus, UpstreamError } from "../core/errors.js";
 import type { IncrementalDecoder, StreamEvent } from "../core/stream-events.js";
 import { createAccumulator } from "./accumulate.js";
 import { SseDecoder, type SseMessage } from "./sse.js";
@@ -141,7 +141,7 @@ async function failedResponse(response: FetchResponse): Promise<UpstreamError> {
   return new UpstreamError(type, message, {
     upstreamStatus: response.status,
     body,
-    retryable: response.status === 408 || response.status === 429 || response.status >= 500,
+    retryable: isRetryableStatus(response.status),
   });
 }
 

@@ -42,6 +42,12 @@ export interface UpstreamRequest {
   cancel?: Cancellation;
   /** Attempts this call may still make (a stream that broke before content has used some already). */
   maxAttempts?: number;
+  /**
+   * When a retry's wait must be over (`performance.now()` time): a wait that would end later is not taken, and the
+   * error (with the upstream's `Retry-After`) goes to the client at once. A streamed request's status line goes
+   * out at its hold's end, so a rate limit waited past it would reach the client as `200` and an error event.
+   */
+  retryBy?: number;
   /** The client request this call serves, for the retry log. */
   requestId?: string;
 }
@@ -162,8 +168,10 @@ export class UpstreamClient {
           });
         }
         const text = await response.body.text(ERROR_BODY_BYTES);
+        const location = response.headers.location;
         error = upstreamErrorForStatus(response.statusCode, text, {
           ...retryAfterOption(parseRetryAfter(response.headers["retry-after"])),
+          ...(typeof location === "string" ? { location } : {}),
           secrets: this.secrets,
         });
       } catch (failure) {
@@ -175,7 +183,7 @@ export class UpstreamClient {
           ? this.retry
           : { ...this.retry, maxAttempts: upstreamRequest.maxAttempts };
       const delay = error.retryable ? retryDelay(policy, attempt, error.retryAfterMs) : undefined;
-      if (delay === undefined) throw error;
+      if (delay === undefined || waitsPast(delay, upstreamRequest.retryBy)) throw error;
       this.onRetry?.(attempt, delay, error, upstreamRequest);
       await sleep(delay, upstreamRequest.cancel);
     }
@@ -223,6 +231,10 @@ export class UpstreamClient {
 
 /** An answer larger than this is an upstream fault (a model's longest answer is a few megabytes of events). */
 export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+function waitsPast(delayMs: number, retryBy: number | undefined): boolean {
+  return retryBy !== undefined && performance.now() + delayMs > retryBy;
+}
 
 function retryAfterOption(retryAfterMs: number | undefined): { retryAfterMs?: number } {
   return retryAfterMs === undefined ? {} : { retryAfterMs };

@@ -14,7 +14,7 @@ afterEach(async () => {
 async function discover(shape: ServerShape, server = shape.preset) {
   const upstream = await startShapedUpstream(shape);
   started.push(upstream);
-  return discoverModels({ baseUrl: upstream.baseUrl, type: "openai", headers: {}, server, timeoutMs: 2_000 });
+  return discoverModels({ baseUrl: upstream.baseUrl, headers: {}, server, timeoutMs: 2_000 });
 }
 
 describe("parseModelList", () => {
@@ -103,7 +103,6 @@ describe("discoverModels", () => {
     try {
       const outcome = await discoverModels({
         baseUrl: `http://127.0.0.1:${held.port}/v1`,
-        type: "openai",
         headers: {},
         timeoutMs: 2_000,
       });
@@ -121,7 +120,7 @@ describe("discoverModels", () => {
     started.push(upstream);
     await discoverModels({
       baseUrl: upstream.origin,
-      type: "anthropic",
+      modelsUrl: `${upstream.origin}/v1/models`,
       headers: { "x-api-key": "sk-upstream", "anthropic-version": "2023-06-01" },
       timeoutMs: 2_000,
     });

@@ -2,8 +2,9 @@ import { redactSecrets } from "./errors.js";
 import { requestJson } from "./small-request.js";
 
 /**
- * Asks a model server which models it serves and, where it says so, their limits: `GET /models` (OpenAI's list,
- * as vLLM, SGLang, llama.cpp, LM Studio, Ollama, OpenRouter, Moonshot and NVIDIA answer it, or Anthropic's), plus
+ * Asks a model server which models it serves and, where it says so, their limits: the list its API's adapter names
+ * (`GET /models`: OpenAI's list, as vLLM, SGLang, llama.cpp, LM Studio, Ollama, OpenRouter, Moonshot and NVIDIA
+ * answer it, or Anthropic's; or one read by the adapter's own parser), plus
  * the servers' own endpoints that carry a context length their list leaves out (Ollama's `/api/ps` and `/api/show`,
  * LM Studio's REST API). Nothing here is on a request's path.
  */
@@ -19,7 +20,8 @@ export interface DiscoveredModel {
 }
 
 export type DiscoveryOutcome =
-  | { status: "listed"; models: DiscoveredModel[] }
+  /** `owners`: the list's `owned_by`s, when asked for (`DiscoveryTarget.owners`). */
+  | { status: "listed"; models: DiscoveredModel[]; owners?: string[] }
   /** The server answered, but with no model list (a 404, a refused key, a body that is not a list). */
   | { status: "not-listed"; cause: string }
   /** Nothing answered: refused, unresolvable, timed out. */
@@ -28,12 +30,16 @@ export type DiscoveryOutcome =
 export interface DiscoveryTarget {
   /** The provider's base URL, as `/chat/completions` (or `/v1/messages`) is appended to it. */
   baseUrl: string;
-  /** The provider's API: `anthropic` lists at `/v1/models`, the others at `<baseUrl>/models`. */
-  type: string;
-  /** The provider's key and extra headers. */
+  /** The provider's key and extra headers, as its API takes them (its adapter's discovery). */
   headers: Record<string, string>;
   /** The server's preset, for the endpoints only it has (`ollama`, `lmstudio`). */
   server?: string;
+  /** Where the provider's API lists its models (its adapter's discovery); absent, `<baseUrl>/models`. */
+  modelsUrl?: string;
+  /** How that list reads; absent, `parseModelList`. */
+  parse?: (json: unknown) => DiscoveredModel[] | undefined;
+  /** Read the list's `owned_by`s too, for a connection that recognises a server by them. */
+  owners?: boolean;
   timeoutMs: number;
   /** Kept out of every cause this reports. */
   secrets?: readonly string[];
@@ -43,7 +49,7 @@ export interface DiscoveryTarget {
 const MAX_MODEL_INFO_REQUESTS = 32;
 
 export async function discoverModels(target: DiscoveryTarget): Promise<DiscoveryOutcome> {
-  const url = modelsUrl(target);
+  const url = target.modelsUrl ?? `${target.baseUrl}/models`;
   let reply: Awaited<ReturnType<typeof requestJson>>;
   try {
     reply = await requestJson("GET", url, target.headers, { timeoutMs: target.timeoutMs });
@@ -53,16 +59,21 @@ export async function discoverModels(target: DiscoveryTarget): Promise<Discovery
   if (reply.status < 200 || reply.status >= 300) {
     return { status: "not-listed", cause: `GET ${pathOf(url)} answered ${reply.status}${refusal(reply.status)}` };
   }
-  const models = parseModelList(reply.json);
+  const models = (target.parse ?? parseModelList)(reply.json);
   if (models === undefined) return { status: "not-listed", cause: `GET ${pathOf(url)} answered with no model list` };
   if (target.server === "ollama") await addOllamaLimits(target, models);
   else if (target.server === "lmstudio") await addLmStudioLimits(target, models);
-  return { status: "listed", models };
+  return target.owners ? { status: "listed", models, owners: listedOwners(reply.json) } : { status: "listed", models };
 }
 
-function modelsUrl(target: DiscoveryTarget): string {
-  if (target.type !== "anthropic") return `${target.baseUrl}/models`;
-  return target.baseUrl.endsWith("/v1") ? `${target.baseUrl}/models` : `${target.baseUrl}/v1/models`;
+/** The `owned_by` of a list's entries, where model servers name themselves (`llamacpp`, `vllm`, `sglang`). */
+export function listedOwners(json: unknown): string[] {
+  return (listEntries(json) ?? []).flatMap((entry) => firstString(record(entry)?.owned_by) ?? []);
+}
+
+function listEntries(json: unknown): unknown[] | undefined {
+  const body = json as { data?: unknown; models?: unknown } | null;
+  return Array.isArray(body?.data) ? body.data : Array.isArray(body?.models) ? body.models : undefined;
 }
 
 /**
@@ -70,8 +81,7 @@ function modelsUrl(target: DiscoveryTarget): string {
  * (LM Studio's REST API, Ollama's tags). Undefined when the body is no list at all.
  */
 export function parseModelList(json: unknown): DiscoveredModel[] | undefined {
-  const body = json as { data?: unknown; models?: unknown } | null;
-  const entries = Array.isArray(body?.data) ? body.data : Array.isArray(body?.models) ? body.models : undefined;
+  const entries = listEntries(json);
   if (entries === undefined) return undefined;
   const models: DiscoveredModel[] = [];
   const seen = new Set<string>();

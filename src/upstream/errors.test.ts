@@ -92,3 +92,20 @@ describe("Retry-After and backoff", () => {
     expect(retryDelay(policy, 1, 60_000)).toBeUndefined();
   });
 });
+
+describe("a 500 that says the request is at fault", () => {
+  test.each([
+    "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+    "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error while parsing object key",
+  ])("llama.cpp's %j is a 400, never retried", (message) => {
+    const body = JSON.stringify({ error: { code: 500, message, type: "server_error" } });
+    const error = upstreamErrorForStatus(500, body);
+    expect([error.type, error.status, error.retryable]).toEqual(["invalid_request_error", 400, false]);
+    expect(error.message).toBe(`upstream: ${message}`);
+  });
+
+  test("any other 500 is still the server's, retried", () => {
+    const body = JSON.stringify({ error: { code: 500, message: "failed to decode", type: "server_error" } });
+    expect(upstreamErrorForStatus(500, body).retryable).toBe(true);
+  });
+});

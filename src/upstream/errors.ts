@@ -1,4 +1,20 @@
 import { type ErrorType, UpstreamError } from "../core/index.js";
+import { contextOverflowIn } from "./context-overflow.js";
+
+/** The statuses a context overflow comes with, server by server. */
+const OVERFLOW_STATUSES: ReadonlySet<number> = new Set([400, 413, 422, 500]);
+
+/**
+ * 500s whose message says the request itself is at fault: the same request gets the same answer, so it is not
+ * retried, and the client gets a 400 in the server's words. A server that words it so is one row.
+ */
+const REQUEST_AT_FAULT: ReadonlyArray<{ server: string; pattern: RegExp }> = [
+  // "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj" (and audio,
+  // video): a model without a projector for that input.
+  { server: "llama.cpp", pattern: /\b(?:image|audio|video) input is not supported\b/ },
+  // nlohmann::json's messages, when the request's JSON does not parse or a field has the wrong type.
+  { server: "llama.cpp", pattern: /\[json\.exception\.(?:parse_error|type_error|out_of_range)\.\d+\]/ },
+];
 
 /**
  * Upstream failures mapped to the client's error vocabulary. An upstream's 401/403 is Parley's credential
@@ -8,7 +24,7 @@ import { type ErrorType, UpstreamError } from "../core/index.js";
 export function upstreamErrorForStatus(
   status: number,
   bodyText: string,
-  options: { retryAfterMs?: number; secrets?: readonly string[] } = {},
+  options: { retryAfterMs?: number; secrets?: readonly string[]; location?: string } = {},
 ): UpstreamError {
   const detail = redactSecrets(upstreamMessage(bodyText) ?? `status ${status}`, options.secrets ?? []);
   const retryAfter = options.retryAfterMs === undefined ? {} : { retryAfterMs: options.retryAfterMs };
@@ -19,6 +35,26 @@ export function upstreamErrorForStatus(
       retryable,
       ...(clientStatus === undefined ? {} : { status: clientStatus }),
     });
+  // A redirect is the gateway's setting at fault (a base URL without its path, http for https), never the client's.
+  if (status >= 300 && status < 400) {
+    const to = options.location === undefined ? "" : ` to ${redactSecrets(options.location, options.secrets ?? [])}`;
+    return make(
+      "api_error",
+      `upstream redirected the request (${status})${to}: set the provider's URL to where it points`,
+      false,
+      502,
+    );
+  }
+  // A prompt over the window, in the upstream's words (some servers say it with a 413, 422 or 500): never retried,
+  // and the client gets its own API's words for it, numbers kept.
+  const overflow = OVERFLOW_STATUSES.has(status) ? contextOverflowIn(bodyText) : undefined;
+  if (overflow !== undefined)
+    return new UpstreamError("invalid_request_error", `upstream: ${detail}`, {
+      ...base,
+      retryable: false,
+      status: 400,
+      contextOverflow: overflow,
+    });
   if (status === 429) return make("rate_limit_error", `upstream rate limit: ${detail}`, true);
   if (status === 503 || status === 529) return make("overloaded_error", `upstream overloaded: ${detail}`, true);
   if (status === 401 || status === 403) {
@@ -27,6 +63,8 @@ export function upstreamErrorForStatus(
   if (status === 404) return make("not_found_error", `upstream: ${detail}`, false);
   if (status === 413) return make("request_too_large", `upstream: ${detail}`, false);
   if (status === 408 || status === 504) return make("timeout_error", `upstream timed out (${status}): ${detail}`, true);
+  if (status === 500 && REQUEST_AT_FAULT.some((wording) => wording.pattern.test(detail)))
+    return make("invalid_request_error", `upstream: ${detail}`, false, 400);
   if (status >= 500) return make("api_error", `upstream error (${status}): ${detail}`, true, 500);
   return make("invalid_request_error", `upstream: ${detail}`, false, 400);
 }
@@ -55,6 +93,15 @@ function findMessage(value: unknown): string | undefined {
   return undefined;
 }
 
+/** Failures where nothing answers at the address: waiting and sending again changes nothing. */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Whether a failure (or what caused it) is that nothing answers at the upstream's address. */
+export function isUnreachable(error: unknown): boolean {
+  const code = errorCode(error);
+  return code !== undefined && UNREACHABLE.has(code);
+}
+
 /** Failures that never produced a status: refused connections, resets, timeouts. */
 export function upstreamErrorForFailure(error: unknown, secrets: readonly string[] = []): UpstreamError {
   const code = errorCode(error);
@@ -75,17 +122,14 @@ export function upstreamErrorForFailure(error: unknown, secrets: readonly string
         retryable: false,
         cause: error,
       });
-    case "ECONNREFUSED":
-    case "ENOTFOUND":
-    case "EAI_AGAIN":
-    case "EHOSTUNREACH":
-    case "ENETUNREACH":
-      return new UpstreamError("api_error", `upstream unreachable: ${reason}`, {
-        retryable: true,
-        status: 502,
-        cause: error,
-      });
     default:
+      if (isUnreachable(error)) {
+        return new UpstreamError("api_error", `upstream unreachable: ${reason}`, {
+          retryable: true,
+          status: 502,
+          cause: error,
+        });
+      }
       return new UpstreamError("api_error", `upstream connection failed: ${reason}`, {
         retryable: code === "ECONNRESET" || code === "UND_ERR_SOCKET" || code === "EPIPE",
         status: 502,
@@ -108,7 +152,7 @@ export function retriedInWholeAnswer(error: UpstreamError): UpstreamError {
 
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error;
-  for (let depth = 0; depth < 4 && current !== null && typeof current === "object"; depth++) {
+  for (let depth = 0; depth < 5 && current !== null && typeof current === "object"; depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === "string") return code;
     current = (current as { cause?: unknown }).cause;

@@ -11,6 +11,7 @@ export {
   type UpstreamWholeResponse,
 } from "./client.js";
 export {
+  isUnreachable,
   parseRetryAfter,
   redactSecrets,
   upstreamErrorForFailure,

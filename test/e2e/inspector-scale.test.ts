@@ -6,7 +6,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { RunningGateway } from "../../src/gateway/server.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { TraceRecord } from "../../src/store/types.js";
+import type { TraceRecord } from "../../src/store/traces/trace-store.js";
 import { type Browser, launchChromium } from "../support/chromium.js";
 import { postStream, startTestGateway } from "../support/gateway-harness.js";
 import { traceOf } from "../support/inspector-session.js";
@@ -55,7 +55,7 @@ async function fill(path: string): Promise<void> {
       repair: [],
       timings: {},
     };
-    pending.push(store.recordTrace(trace));
+    pending.push(store.traces.record(trace));
     if (pending.length === 10_000) {
       await Promise.all(pending);
       pending = [];
@@ -136,7 +136,7 @@ afterAll(async () => {
 async function cursorAfter(count: number): Promise<string> {
   let cursor: string | undefined;
   for (let seen = 0; seen < count; seen += 200) {
-    const page = await gateway.state.store!.listTraces({ limit: 200, tenant: "scale", ...(cursor ? { cursor } : {}) });
+    const page = await gateway.state.store!.traces.list({ limit: 200, tenant: "scale", ...(cursor ? { cursor } : {}) });
     cursor = page.nextCursor;
   }
   return cursor!;
@@ -205,7 +205,7 @@ describe("the inspector with big data", () => {
     );
     expect(reply.status).toBe(200);
     const { id } = await traceOf(gateway, reply);
-    const trace = (await gateway.state.store!.getTrace(id))!;
+    const trace = (await gateway.state.store!.traces.get(id))!;
     const sizes = [trace.clientRequest, trace.upstreamRequest, trace.upstreamResponse, trace.clientResponse].map(
       (body) => Buffer.byteLength(body ?? ""),
     );

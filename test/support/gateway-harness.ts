@@ -14,7 +14,7 @@ export type Json = any;
 
 export interface TestProvider {
   upstream: ScriptedUpstream;
-  type: "openai" | "anthropic" | "openai-responses";
+  type: "openai" | "anthropic" | "openai-responses" | "gemini";
   apiKey?: string;
   preset?: string;
   reasoning?: "think-tags" | "reasoning_content" | "reasoning" | "drop";
@@ -39,7 +39,8 @@ export async function startTestGateway(
 ): Promise<RunningGateway & { config: GatewayConfig }> {
   for (const provider of Object.values(options.providers)) {
     // The scripted server refuses what the real server of this preset would refuse.
-    if (provider.preset !== undefined) provider.upstream.server = strictServerFor(provider.type, provider.preset);
+    if (provider.preset !== undefined && provider.type !== "gemini")
+      provider.upstream.server = strictServerFor(provider.type, provider.preset);
   }
   const providers = Object.fromEntries(
     Object.entries(options.providers).map(([name, provider]) => [

@@ -1,5 +1,5 @@
 import type { RunningGateway } from "../../src/gateway/server.js";
-import type { TraceSummary } from "../../src/store/types.js";
+import type { TraceSummary } from "../../src/store/traces/trace-store.js";
 import { postStream, type StreamReply } from "./gateway-harness.js";
 import { openaiFrames, type ScriptedUpstream } from "./scripted-upstream.js";
 
@@ -156,7 +156,7 @@ export async function traceOf(
 ): Promise<TraceSummary> {
   const requestId = String(reply.headers["request-id"] ?? reply.headers["x-request-id"]);
   for (let attempt = 0; attempt < 200; attempt++) {
-    const { traces } = await gateway.state.store!.listTraces({ limit: 20 });
+    const { traces } = await gateway.state.store!.traces.list({ limit: 20 });
     const found = traces.find((trace) => trace.requestId === requestId);
     if (found !== undefined) return found;
     await new Promise((resolve) => setTimeout(resolve, 25));

@@ -76,13 +76,17 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
-export type UpstreamKind = "openai" | "anthropic" | "openai-responses";
+export type UpstreamKind = "openai" | "anthropic" | "openai-responses" | "gemini";
 
 const PATHS: Record<UpstreamKind, string> = {
   openai: "/v1/chat/completions",
   anthropic: "/v1/messages",
   "openai-responses": "/v1/responses",
+  gemini: "/v1beta/models/{model}:generateContent",
 };
+
+/** Gemini's model methods: the model in the path, the method after a colon. */
+const GEMINI_METHOD = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent|countTokens)$/;
 
 /**
  * An OpenAI-compatible (`POST /v1/chat/completions`), Anthropic (`POST /v1/messages`) or Responses
@@ -100,7 +104,8 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
     baseUrl: "",
     origin: "",
     requests,
-    server: strictServerFor(kind, undefined),
+    // Gemini's refusals are its own module's (`gemini-server.ts`), set as the fallback.
+    server: kind === "gemini" ? undefined : strictServerFor(kind, undefined),
     otherRequests: [],
     otherRoutes: undefined,
     enqueue: (...replies) => queue.push(...replies),
@@ -141,7 +146,9 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
     const path = (req.url ?? "").split("?")[0];
     const isApi =
       req.method === "POST" &&
-      (path === expectedPath || (kind === "anthropic" && path === `${expectedPath}/count_tokens`));
+      (path === expectedPath ||
+        (kind === "anthropic" && path === `${expectedPath}/count_tokens`) ||
+        (kind === "gemini" && GEMINI_METHOD.test(path ?? "")));
     (isApi ? requests : upstream.otherRequests).push(recorded);
     res.on("close", () => {
       if (res.writableFinished) return;
@@ -178,7 +185,7 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   upstream.origin = `http://127.0.0.1:${port}`;
-  upstream.baseUrl = kind === "anthropic" ? upstream.origin : `${upstream.origin}/v1`;
+  upstream.baseUrl = kind === "anthropic" || kind === "gemini" ? upstream.origin : `${upstream.origin}/v1`;
   return upstream;
 }
 

@@ -139,18 +139,52 @@ export const LLAMACPP: ServerShape = {
   realBaseUrl: "http://127.0.0.1:8080/v1",
   models: [{ id: "ggml-org/gpt-oss-20b-GGUF", contextWindow: 65_536 }],
   checksModel: false,
+  // The shape of test/fixtures/llamacpp-server/models.json, recorded from the real server (commit 80fb11a); the
+  // figures in `meta` are gpt-oss-20b's, approximately.
   modelList() {
     const model = this.models[0]!;
     return {
-      models: [{ name: model.id, model: model.id, modified_at: "", size: "", digest: "", type: "model" }],
+      models: [
+        {
+          name: model.id,
+          model: model.id,
+          modified_at: "",
+          size: "",
+          digest: "",
+          type: "model",
+          description: "",
+          tags: [""],
+          capabilities: ["completion"],
+          parameters: "",
+          details: {
+            parent_model: "",
+            format: "gguf",
+            family: "",
+            families: [""],
+            parameter_size: "",
+            quantization_level: "",
+          },
+        },
+      ],
       object: "list",
       data: [
         {
           id: model.id,
+          aliases: [model.id],
+          tags: [],
           object: "model",
           created,
           owned_by: "llamacpp",
-          meta: { vocab_type: 2, n_vocab: 201_088, n_ctx: model.contextWindow, n_ctx_train: 131_072, n_embd: 2_880 },
+          meta: {
+            vocab_type: true,
+            n_vocab: 201_088,
+            n_ctx: model.contextWindow,
+            n_ctx_train: 131_072,
+            n_embd: 2_880,
+            n_params: 20_914_757_184,
+            size: 12_109_565_952,
+            ftype: "MXFP4 MoE",
+          },
         },
       ],
     };

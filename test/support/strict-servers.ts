@@ -226,8 +226,12 @@ export const ANTHROPIC_SERVER: StrictServer = {
     "output_config",
     "output_format",
     "thread",
+    // Claude Code's (2.1.33x) with its betas: a per-request diagnostics object and the betas in the body
+    "diagnostics",
+    "betas",
   ]),
-  message: set(["role", "content"]),
+  // `output_config` on a system message inside `messages` (Claude Code's per-turn control beta)
+  message: set(["role", "content", "output_config"]),
   metadata: set(["user_id"]),
   refuse: anthropicRefusal,
 };

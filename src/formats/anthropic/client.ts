@@ -1,7 +1,8 @@
-import type { ConversationResponse, LossyEntry, StreamError } from "../../core/index.js";
+import type { ContextOverflow, ConversationResponse, LossyEntry, StreamError } from "../../core/index.js";
 import type { ClientSide, ModelInfo } from "../adapter.js";
 import { coreToAnthropicResponse } from "./from-core.js";
 import { createAnthropicStreamEncoder } from "./stream-encoder.js";
+import { threadContinued } from "./threads.js";
 import { anthropicRequestToCore } from "./to-core.js";
 import { parseAnthropicRequest, parseCountTokensRequest } from "./validate-request.js";
 import type { AnthropicRequestBody } from "./wire-types.js";
@@ -41,14 +42,20 @@ export const anthropicClient: ClientSide = {
     });
     return lossy;
   },
-  errorBody: (error, requestId) => ({
-    type: "error",
-    error:
-      error.details === undefined
-        ? { type: error.type, message: error.message }
-        : { type: error.type, message: error.message, details: error.details },
-    request_id: requestId,
-  }),
+  errorBody: (error, requestId) => {
+    if (error.contextOverflow !== undefined) {
+      const message = promptTooLong(error.contextOverflow);
+      return { type: "error", error: { type: "invalid_request_error", message }, request_id: requestId };
+    }
+    return {
+      type: "error",
+      error:
+        error.details === undefined
+          ? { type: error.type, message: error.message }
+          : { type: error.type, message: error.message, details: error.details },
+      request_id: requestId,
+    };
+  },
   errorDocument: (error: StreamError) => ({ type: "error", error: { type: error.type, message: error.message } }),
   models: {
     list(models) {
@@ -56,7 +63,10 @@ export const anthropicClient: ClientSide = {
       return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
     },
     one: modelObject,
+    // Claude Code and the Anthropic SDK send `anthropic-version`.
+    marks: { headers: ["anthropic-version", "x-api-key"] },
   },
+  continuesHeldHistory: threadContinued,
 };
 
 /**
@@ -75,4 +85,14 @@ function modelObject(model: ModelInfo) {
   if (model.contextWindow !== undefined) object.max_input_tokens = model.contextWindow;
   if (output !== undefined) object.max_tokens = output;
   return object;
+}
+
+/**
+ * Anthropic's words for a prompt over the window, which Claude Code recognises (and reads the counts of) to compact:
+ * `prompt is too long: 208310 tokens > 200000 maximum`.
+ */
+function promptTooLong(overflow: ContextOverflow): string {
+  const { promptTokens, contextWindow } = overflow;
+  if (promptTokens === undefined || contextWindow === undefined) return "prompt is too long";
+  return `prompt is too long: ${promptTokens} tokens > ${contextWindow} maximum`;
 }

@@ -3,6 +3,7 @@ import { type DroppedField, type Extra, type Fields, fieldsFor, type SharesField
 import { type Converted, formatPath, type LossyEntry } from "../../core/lossy.js";
 import { assertNever, type MediaSource, type Message, type Part, type ThinkingPart } from "../../core/parts.js";
 import { encodeOriginSignature } from "../../core/reasoning-origin.js";
+import type { WireFormat } from "../../core/wire-format.js";
 import { anthropicStopReasonFromCore } from "./map-stop-reason.js";
 import { envelopeOrigin, wrappedBy } from "./signatures.js";
 import { coreUsageToAnthropic } from "./usage.js";
@@ -71,7 +72,7 @@ class Writer {
   /** One entry per API the dropped fields came from. */
   dropped(fields: readonly DroppedField[], path: ReadonlyArray<string | number>): void {
     if (fields.length === 0) return;
-    const byFormat = new Map<string, string[]>();
+    const byFormat = new Map<WireFormat, string[]>();
     for (const { from, key } of fields) byFormat.set(from, [...(byFormat.get(from) ?? []), key]);
     for (const [from, keys] of byFormat) {
       const entry: LossyEntry = {

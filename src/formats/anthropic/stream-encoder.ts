@@ -1,4 +1,5 @@
-import type { Part } from "../../core/parts.js";
+import { isObject } from "../../core/json.js";
+import { assertNever, type Part } from "../../core/parts.js";
 import { randomHex } from "../../core/portable.js";
 import { encodeOriginSignature } from "../../core/reasoning-origin.js";
 import type { StreamError, StreamEvent } from "../../core/stream-events.js";
@@ -63,7 +64,7 @@ class Encoder implements AnthropicStreamEncoder {
         const { usage: usageRest, ...rest } = event.extra?.anthropic ?? {};
         const usage = coreUsageToAnthropic(
           { inputTokens: 0, ...event.usage, outputTokens: event.usage?.outputTokens ?? 1 },
-          isRecord(usageRest) ? usageRest : undefined,
+          isObject(usageRest) ? usageRest : undefined,
         );
         const message = {
           // clients key on the id; a source that had none still gets one
@@ -95,7 +96,7 @@ class Encoder implements AnthropicStreamEncoder {
         if (this.openBlock === "tool" && event.partialJson !== "") this.toolJson.push(event.partialJson);
         return "";
       case "opaque-delta":
-        if (this.openBlock === undefined || this.openBlock === "skip" || !isRecord(event.delta)) return "";
+        if (this.openBlock === undefined || this.openBlock === "skip" || !isObject(event.delta)) return "";
         if (typeof event.delta.type !== "string") return "";
         return this.delta(JSON.stringify(event.delta));
       case "block-end":
@@ -123,7 +124,7 @@ class Encoder implements AnthropicStreamEncoder {
       case "error":
         return this.error(event.error);
       default:
-        return "";
+        return assertNever(event, "stream event");
     }
   }
 
@@ -164,7 +165,7 @@ class Encoder implements AnthropicStreamEncoder {
         this.openBlock = "tool";
         block = { type: "tool_use", id: part.id, name: part.name, input: {}, ...part.extra?.anthropic };
         const input = part.input;
-        if (isRecord(input) && Object.keys(input).length > 0)
+        if (isObject(input) && Object.keys(input).length > 0)
           follow = JSON.stringify({ type: "input_json_delta", partial_json: JSON.stringify(input) });
         break;
       }
@@ -173,7 +174,7 @@ class Encoder implements AnthropicStreamEncoder {
         block = { type: "redacted_thinking", data: part.data, ...part.extra?.anthropic };
         break;
       case "opaque":
-        if (part.format !== "anthropic" || !isRecord(part.block)) {
+        if (part.format !== "anthropic" || !isObject(part.block)) {
           this.openBlock = "skip";
           return "";
         }
@@ -188,8 +189,7 @@ class Encoder implements AnthropicStreamEncoder {
         this.openBlock = "skip";
         return "";
       default:
-        this.openBlock = "skip";
-        return "";
+        return assertNever(part, "part");
     }
     this.wireIndex = this.nextIndex++;
     const out = formatSse(
@@ -239,14 +239,10 @@ function wholeToolInput(text: string): string {
   let value: unknown;
   try {
     value = JSON.parse(text);
-    if (isRecord(value)) return text;
+    if (isObject(value)) return text;
   } catch {
     value = parseToolInput(text).input;
-    if (isRecord(value)) return JSON.stringify(value);
+    if (isObject(value)) return JSON.stringify(value);
   }
   return JSON.stringify({ value });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -6,8 +6,17 @@ import type {
   ToolDefinition,
 } from "../../core/conversation.js";
 import { type Fields, withFields } from "../../core/extra.js";
+import { isObject } from "../../core/json.js";
 import type { Converted } from "../../core/lossy.js";
-import type { MediaSource, Message, Part, Role, ToolResultContentPart, ToolResultPart } from "../../core/parts.js";
+import {
+  assertNever,
+  type MediaSource,
+  type Message,
+  type Part,
+  type Role,
+  type ToolResultContentPart,
+  type ToolResultPart,
+} from "../../core/parts.js";
 import { decodeOriginSignature } from "../../core/reasoning-origin.js";
 import { mapAnthropicStopReason } from "./map-stop-reason.js";
 import { anthropicUsageToCore } from "./usage.js";
@@ -26,10 +35,6 @@ import type {
  * Anthropic wire -> core. Every field the core model does not name lands in `extra` and every block type it
  * does not model becomes an opaque part, so that `from-core` gives back the same JSON.
  */
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The fields of `source` other than `known`, or undefined when there are none. */
 function restOf(source: AnthropicUnknownFields, known: ReadonlySet<string>): Fields | undefined {
@@ -104,11 +109,22 @@ export function anthropicBlockToCore(block: AnthropicContentBlock): Part {
       if (!source) break;
       return withExtra({ type: block.type, source }, restOf(wire, MEDIA_KEYS));
     }
-    default:
+    default: {
+      const text = OPAQUE_AS_TEXT[String(block.type)]?.(wire);
+      if (text !== undefined) return { type: "opaque", format: "anthropic", block, text };
       break;
+    }
   }
   return { type: "opaque", format: "anthropic", block };
 }
+
+/**
+ * Blocks Parley does not model whose meaning a model of another API still needs, in words: a `tool_reference` (in
+ * the result of Claude Code's tool search) says which deferred tool was loaded, and without it the result is empty.
+ */
+const OPAQUE_AS_TEXT: Readonly<Record<string, (block: AnthropicUnknownFields) => string | undefined>> = {
+  tool_reference: (block) => (typeof block.tool_name === "string" ? `Tool loaded: ${block.tool_name}` : undefined),
+};
 
 function toolResultToCore(wire: AnthropicUnknownFields): ToolResultPart | undefined {
   if (typeof wire.tool_use_id !== "string") return undefined;
@@ -132,8 +148,13 @@ function toolResultItemToCore(block: AnthropicContentBlock): ToolResultContentPa
     case "document":
     case "opaque":
       return part;
-    default:
+    case "thinking":
+    case "redacted_thinking":
+    case "tool_call":
+    case "tool_result":
       return { type: "opaque", format: "anthropic", block };
+    default:
+      return assertNever(part, "part");
   }
 }
 

@@ -14,6 +14,7 @@ import {
   type UpstreamSide,
 } from "../adapter.js";
 import { forwardedHeaders, forwardedQuery } from "../forwarded.js";
+import { refusesReasoning } from "../reasoning-refusal.js";
 import { coreToAnthropicRequest } from "./from-core.js";
 import { ANTHROPIC_PRESETS, anthropicPreset } from "./presets.js";
 import { wrapAnswerSignatures, wrapStreamSignatures } from "./signatures.js";
@@ -48,10 +49,22 @@ export const ANTHROPIC_FORWARDED: ClientForwarding = {
   queryParameters: ["beta"],
 };
 
+/**
+ * Anthropic's words for thinking it cannot verify: a signature made for another key or model family, or a block of
+ * the last assistant turn that is not as it was made.
+ */
+export const ANTHROPIC_REASONING_REFUSALS: readonly RegExp[] = [
+  /invalid `?signature`? in `?thinking`? block/i,
+  /`?thinking`? or `?redacted_thinking`? blocks in the latest assistant message cannot be modified/i,
+  /thinking blocks? (?:\S+ )?cannot be modified/i,
+];
+
 /** Parley calling an Anthropic Messages API (Anthropic itself, or a server that speaks it). */
 export const anthropicUpstream: UpstreamSide = {
   type: "anthropic",
   repairTarget: ANTHROPIC_REPAIR_TARGET,
+  // Anthropic-format upstreams take their own names and aliases (DeepSeek's maps `claude-*` itself).
+  takesClientModelNames: true,
   connect: connectAnthropic,
   encodeRequest: (request) => coreToAnthropicRequest(request),
   decodeResponse: decodeResponse,
@@ -59,6 +72,7 @@ export const anthropicUpstream: UpstreamSide = {
   forwarded: ANTHROPIC_FORWARDED,
   notAnAnswer: anthropicNotAnAnswer,
   checkAnswer: checkAnthropicAnswer,
+  isReasoningRefusal: refusesReasoning(ANTHROPIC_REASONING_REFUSALS),
 };
 
 /** An error document sent in place of an answer. */
@@ -100,9 +114,8 @@ export function signatureOwnerOf(provider: ProviderSettings): string | undefined
 }
 
 function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
-  const endpoint = provider.baseUrl.endsWith("/v1")
-    ? `${provider.baseUrl}/messages`
-    : `${provider.baseUrl}/v1/messages`;
+  const v1 = provider.baseUrl.endsWith("/v1") ? provider.baseUrl : `${provider.baseUrl}/v1`;
+  const endpoint = `${v1}/messages`;
   const version = provider.anthropicVersion ?? DEFAULT_VERSION;
   const owner = signatureOwnerOf(provider);
   const connection: UpstreamConnection = {
@@ -131,6 +144,15 @@ function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
       owner === undefined
         ? createAnthropicStreamDecoder()
         : wrapStreamSignatures(createAnthropicStreamDecoder(), owner),
+    // Anthropic's Models API; its list reads as OpenAI's does (`data`), with `max_input_tokens` and `max_tokens`.
+    discovery: {
+      url: `${v1}/models`,
+      headers: {
+        ...provider.headers,
+        ...(provider.apiKey === undefined ? {} : { "x-api-key": provider.apiKey }),
+        "anthropic-version": version,
+      },
+    },
   };
   if (owner !== undefined) return { ...connection, signatureOwner: owner };
   return connection;

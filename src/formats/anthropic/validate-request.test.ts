@@ -96,6 +96,25 @@ describe("parseAnthropicRequest accepts what real clients send", () => {
     expect(() => parseAnthropicMessages([{ role: "tool", content: "x" }])).toThrow("messages[0].role");
     expect(() => parseAnthropicMessages({}, "history")).toThrow(/^history: /);
   });
+
+  test("empty content anywhere, as Claude Code's compaction request holds it, is for repair, not a refusal", () => {
+    const body = valid();
+    body.messages = [
+      { role: "user", content: "" },
+      { role: "assistant", content: [] },
+      { role: "user", content: [{ type: "text", text: "  \n" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "" },
+          { type: "text", text: "ok" },
+        ],
+      },
+      { role: "user", content: [] },
+    ];
+    expect(parseAnthropicRequest(body)).toBe(body);
+    expect(rejection({ ...valid(), messages: [] }).path).toBe("messages");
+  });
 });
 
 const rejections: Array<[string, () => unknown, string]> = [

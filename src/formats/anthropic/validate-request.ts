@@ -1,4 +1,5 @@
 import { InvalidRequestError } from "../../core/errors.js";
+import { isObject } from "../../core/json.js";
 import { formatPath } from "../../core/lossy.js";
 import type { AnthropicCountTokensRequestBody, AnthropicMessage, AnthropicRequestBody } from "./wire-types.js";
 
@@ -15,10 +16,6 @@ const TOOL_CHOICE_TYPES: ReadonlySet<string> = new Set(["auto", "any", "tool", "
 
 function fail(message: string, path: Path): never {
   throw new InvalidRequestError(message, formatPath(path));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function describe(value: unknown): string {
@@ -87,17 +84,28 @@ function checkRequest(body: unknown): Record<string, unknown> {
 }
 
 /**
- * The Messages API rejects an empty list and empty content (only a final assistant prefill may be empty), so the
- * gateway does too, before anything reaches an upstream. Histories given to `repair` may hold them: repair removes
- * and reports them there.
+ * An empty list holds nothing to answer. Empty content anywhere else (`""`, `[]`, whitespace only), which the
+ * Messages API refuses, is no reason to refuse a client: repair drops or merges it for the provider and reports
+ * it (Claude Code's compaction request holds such messages). A history left with nothing once it is gone is
+ * refused after repair, naming `messages`.
  */
 function checkNonEmpty(messages: AnthropicMessage[]): void {
   if (messages.length === 0) fail("must hold at least one message", ["messages"]);
-  messages.forEach((message, index) => {
-    const isFinalAssistant = index === messages.length - 1 && message.role === "assistant";
-    if (message.content.length === 0 && !isFinalAssistant)
-      fail("must not be empty (only a final assistant message may be)", ["messages", index, "content"]);
-  });
+  // Repair would drop every one of them: nothing would be left to answer, and the first is where to look.
+  if (messages.every(holdsNothing))
+    fail("must not be empty: every message is, so nothing is left to answer", ["messages", 0, "content"]);
+}
+
+/** Content with nothing in it at all: no text but whitespace, and no block of any other kind. */
+function holdsNothing(message: AnthropicMessage): boolean {
+  const content: unknown = message.content;
+  if (typeof content === "string") return content.trim() === "";
+  return (
+    Array.isArray(content) &&
+    content.every(
+      (block) => isObject(block) && block.type === "text" && typeof block.text === "string" && block.text.trim() === "",
+    )
+  );
 }
 
 function checkSystem(system: unknown): void {

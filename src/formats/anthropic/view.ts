@@ -1,4 +1,5 @@
 import type { Message } from "../../core/index.js";
+import { isObject } from "../../core/json.js";
 import type { BodyView, ViewedBody, ViewedMessage } from "../adapter.js";
 import { anthropicRequestToCore, anthropicResponseToCore } from "./to-core.js";
 import { parseAnthropicRequest } from "./validate-request.js";
@@ -11,7 +12,7 @@ import type { AnthropicMessageResponse } from "./wire-types.js";
  */
 export const anthropicView: BodyView = {
   request(body) {
-    if (!isRecord(body) || !Array.isArray(body.messages)) return undefined;
+    if (!isObject(body) || !Array.isArray(body.messages)) return undefined;
     let read: ReturnType<typeof anthropicRequestToCore>["value"];
     try {
       read = anthropicRequestToCore(parseAnthropicRequest(body)).value;
@@ -29,7 +30,7 @@ export const anthropicView: BodyView = {
     return view;
   },
   response(body) {
-    if (!isRecord(body) || !Array.isArray(body.content)) return undefined;
+    if (!isObject(body) || !Array.isArray(body.content)) return undefined;
     try {
       const answer = anthropicResponseToCore(body as unknown as AnthropicMessageResponse);
       return { model: answer.model, messages: [viewed(answer.message, "", false)] };
@@ -50,8 +51,4 @@ function viewed(message: Message, path: string, shorthand: boolean, index?: numb
       ...(index === undefined ? {} : { at: [index, partIndex] as const }),
     })),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -89,6 +89,16 @@ export function assistantToOpenAI(
             path,
           });
         }
+        // Signed thinking whose text its maker left out (Anthropic's `display: "omitted"`) holds nothing to read here:
+        // written, it would be an empty `<think></think>` or reasoning field.
+        if (part.thinking === "" && !bound && target !== "drop") {
+          context.lossy.push({
+            code: "thinking-dropped",
+            message: "thinking with no text (its display omitted): only its maker could read it; not sent",
+            path,
+          });
+          break;
+        }
         switch (target) {
           case "think-tags":
             pieces.push({ type: "text", text: `<think>${part.thinking}</think>` });

@@ -1,4 +1,5 @@
-import type { ConversationResponse, ErrorType, LossyEntry, StreamError } from "../../core/index.js";
+import type { ContextOverflow, ConversationResponse, ErrorType, LossyEntry, StreamError } from "../../core/index.js";
+import { assertNever } from "../../core/index.js";
 import { formatSse } from "../../stream/sse.js";
 import type { ClientSide, ClientStreamEncoder, ClientStreamOptions, ModelInfo } from "../adapter.js";
 import { coreToOpenAIResponse } from "./from-core.js";
@@ -31,14 +32,23 @@ export const openaiChatClient: ClientSide = {
     });
     return lossy;
   },
-  errorBody: (error, _requestId) => ({
-    error: { message: error.message, type: error.type, param: error.param, code: openaiCode(error.type) },
-  }),
+  errorBody: (error, _requestId) =>
+    error.contextOverflow === undefined
+      ? { error: { message: error.message, type: error.type, param: error.param, code: openaiCode(error.type) } }
+      : {
+          error: {
+            message: contextLengthExceeded(error.contextOverflow),
+            type: "invalid_request_error",
+            param: "messages",
+            code: "context_length_exceeded",
+          },
+        },
   errorDocument,
   // No route of its own: `GET /v1/models` answers in this shape to an OpenAI client (see the gateway's model list).
   models: {
     list: (models) => ({ object: "list", data: models.map(modelObject) }),
     one: modelObject,
+    marks: { bearer: true },
   },
 };
 
@@ -114,5 +124,17 @@ function openaiCode(type: ErrorType): string | null {
     case "permission_error":
     case "api_error":
       return null;
+    default:
+      return assertNever(type, "error type");
   }
+}
+
+/** OpenAI's words for a prompt over the window, under the code clients act on (`context_length_exceeded`). */
+function contextLengthExceeded({ promptTokens, contextWindow }: ContextOverflow): string {
+  const maximum =
+    contextWindow === undefined
+      ? "This model's maximum context length was exceeded."
+      : `This model's maximum context length is ${contextWindow} tokens.`;
+  const resulted = promptTokens === undefined ? "" : ` However, your messages resulted in ${promptTokens} tokens.`;
+  return `${maximum}${resulted} Please reduce the length of the messages.`;
 }

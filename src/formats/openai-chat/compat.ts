@@ -9,8 +9,11 @@ export type { OpenAIPresetName } from "./preset-names.js";
 /** How a server is told to think. */
 export type ThinkingSwitch =
   | { type: "none" }
-  /** vLLM / SGLang / NIM chat templates: `chat_template_kwargs: {enable_thinking}`. */
-  | { type: "chat_template_kwargs" }
+  /**
+   * vLLM / SGLang / NIM chat templates: `chat_template_kwargs: {enable_thinking}`; with `budgetField`, a thinking
+   * budget goes in that field too (llama.cpp's `thinking_budget_tokens`).
+   */
+  | { type: "chat_template_kwargs"; budgetField?: string }
   | { type: "reasoning_effort" }
   /** DeepSeek, Z.ai, Moonshot: `thinking: {type: "enabled" | "disabled"}`. */
   | { type: "thinking" }
@@ -30,6 +33,11 @@ export interface OpenAICompat {
   /** Tool messages must directly follow the assistant's tool_calls (api.openai.com enforces it). */
   strictToolMessageOrder: boolean;
   supportsToolChoice: boolean;
+  /**
+   * How a named tool choice goes: OpenAI's `{type: "function", function: {name}}`, or, for a server that takes
+   * only the string forms (llama.cpp drops the object and runs `auto`), `"required"` with that one tool offered.
+   */
+  namedToolChoice: "object" | "required";
   supportsImages: boolean;
   /** Almost nobody takes Anthropic `cache_control`: stripped and reported. */
   supportsCacheControl: boolean;
@@ -41,6 +49,8 @@ export interface OpenAICompat {
   requiresReasoningOnToolCallTurns: boolean;
   /** Send `stream_options.include_usage` so the last chunk carries usage. */
   streamUsage: boolean;
+  /** The server also counts an Anthropic request's tokens at `/v1/messages/count_tokens` (llama.cpp). */
+  anthropicCountTokens: boolean;
   /**
    * Fields beyond Chat Completions the server takes, at the top level or on a message: its own extensions by name,
    * or `any` for a server that ignores what it does not know (a client's fields of this API then all go; another
@@ -93,11 +103,13 @@ const base: Omit<OpenAICompat, "id"> = {
   thinkingSwitch: { type: "none" },
   strictToolMessageOrder: false,
   supportsToolChoice: true,
+  namedToolChoice: "object",
   supportsImages: true,
   supportsCacheControl: false,
   maxTokensField: "max_tokens",
   requiresReasoningOnToolCallTurns: false,
   streamUsage: true,
+  anthropicCountTokens: false,
   extraFields: [],
 };
 
@@ -131,13 +143,17 @@ const PRESET_TABLE = {
   },
   /**
    * llama-server `--reasoning-format deepseek` reads `reasoning_content`; images depend on the model. It reads the
-   * fields it knows (many samplers of its own) and ignores the rest.
+   * fields it knows (many samplers of its own) and ignores the rest. Thinking is switched per request by the chat
+   * template's `enable_thinking` and bounded by `thinking_budget_tokens`; `tool_choice` must be a string. It counts
+   * tokens through its own template at Anthropic's `/v1/messages/count_tokens`.
    */
   llamacpp: {
     id: "llamacpp",
     ...base,
     reasoningMode: "reasoning_content",
-    thinkingSwitch: { type: "none" },
+    thinkingSwitch: { type: "chat_template_kwargs", budgetField: "thinking_budget_tokens" },
+    namedToolChoice: "required",
+    anthropicCountTokens: true,
     extraFields: "any",
   },
   /** Ollama's OpenAI endpoint answers with `reasoning`; the native `think` switch is accepted there too; unknown fields are ignored. */
@@ -240,6 +256,22 @@ const portRules: Array<[string, string]> = [
   ["8080", "llamacpp"],
   ["1234", "lmstudio"],
 ];
+
+/**
+ * The `owned_by` model servers give their models in `GET /models`, which says what they are whatever their port:
+ * llama-server `llamacpp`, vLLM `vllm`, SGLang `sglang` (each server's OpenAI-compatible model list).
+ */
+const ownerRules: Array<[string, string]> = [
+  ["llamacpp", "llamacpp"],
+  ["vllm", "vllm"],
+  ["sglang", "sglang"],
+];
+
+/** The preset a server's model list names (its models' `owned_by`); undefined when it names none of them. */
+export function presetFromOwners(owners: readonly string[]): string | undefined {
+  for (const [owner, id] of ownerRules) if (owners.includes(owner)) return id;
+  return undefined;
+}
 
 /** Guesses the preset from the base URL; an unknown server gets `generic`. */
 export function detectPreset(baseUrl: string): OpenAICompat {

@@ -1,4 +1,5 @@
 import {
+  assertNever,
   type DocumentPart,
   type Fields,
   type ImagePart,
@@ -53,8 +54,13 @@ export function toolContentPartToCore(part: OpenAIContentPart): ToolResultConten
     case "document":
     case "opaque":
       return converted;
-    default:
+    case "thinking":
+    case "redacted_thinking":
+    case "tool_call":
+    case "tool_result":
       return opaque(part);
+    default:
+      return assertNever(converted, "part");
   }
 }
 

@@ -1,4 +1,13 @@
-import { type Extra, type Fields, fieldsFor, type LossyEntry, type Part, type SharesField } from "../../core/index.js";
+import {
+  assertNever,
+  type Extra,
+  type Fields,
+  fieldsFor,
+  type LossyCode,
+  type LossyEntry,
+  type Part,
+  type SharesField,
+} from "../../core/index.js";
 import { utf8ToBase64 } from "../../core/portable.js";
 import type { OpenAICompat } from "./compat.js";
 import { MESSAGE_FIELDS, REQUEST_FIELDS } from "./fields.js";
@@ -91,7 +100,7 @@ function fieldPath(path: string, key: string): string {
 
 const CACHE_CONTROL_STRIPPED = "Anthropic 'cache_control' cannot be sent to this OpenAI-compatible API";
 
-export function reportOnce(context: EncodeContext, code: string, message: string, path?: string): void {
+export function reportOnce(context: EncodeContext, code: LossyCode, message: string, path?: string): void {
   if (context.reported.has(code)) return;
   context.reported.add(code);
   context.lossy.push(path === undefined ? { code, message } : { code, message, path });
@@ -142,15 +151,28 @@ export function encodeContentPart(part: Part, path: string, context: EncodeConte
     }
     case "opaque":
       if (part.format === "openai") return part.block as OpenAIContentPart;
+      if (part.text !== undefined) {
+        context.lossy.push({
+          code: "opaque-block-as-text",
+          message: `an Anthropic block of type '${blockType(part.block)}' has no OpenAI form; sent as text`,
+          path,
+        });
+        return { type: "text", text: part.text };
+      }
       context.lossy.push({
         code: "opaque-block-dropped",
         message: `an Anthropic block of type '${blockType(part.block)}' has no OpenAI form`,
         path,
       });
       return undefined;
-    default:
+    case "thinking":
+    case "redacted_thinking":
+    case "tool_call":
+    case "tool_result":
       context.lossy.push({ code: "part-dropped", message: `a ${part.type} part cannot go in this position`, path });
       return undefined;
+    default:
+      return assertNever(part, "part");
   }
 }
 

@@ -1,4 +1,5 @@
 import {
+  assertNever,
   type ConversationRequest,
   type ConversationResponse,
   type Converted,
@@ -97,6 +98,8 @@ function encodeMessages(
         out.push(encoded);
         break;
       }
+      default:
+        assertNever(message.role, "role");
     }
   });
   return out;

@@ -68,3 +68,42 @@ describe("fields only Anthropic has, on a message or a tool", () => {
     ]);
   });
 });
+
+describe("llama.cpp's switches (its server at commit 80fb11a)", () => {
+  const tools = [
+    { name: "weather", inputSchema: { type: "object" } },
+    { name: "clock", inputSchema: { type: "object" } },
+  ];
+  const user: Message[] = [{ role: "user", parts: [{ type: "text", text: "hi" }] }];
+
+  test("a named tool choice goes as `required` with only that tool offered: the server drops the object form", () => {
+    const { value } = coreToOpenAIRequest(
+      { model: "m", messages: user, tools, toolChoice: { type: "tool", name: "clock" } },
+      { reasoning: "reasoning_content", compat: PRESETS.llamacpp! },
+    );
+    expect(value.tool_choice).toBe("required");
+    expect(value.tools?.map((tool) => tool.function.name)).toEqual(["clock"]);
+    const generic = coreToOpenAIRequest(
+      { model: "m", messages: user, tools, toolChoice: { type: "tool", name: "clock" } },
+      { reasoning: "think-tags", compat: PRESETS.generic! },
+    ).value;
+    expect(generic.tool_choice).toEqual({ type: "function", function: { name: "clock" } });
+    expect(generic.tools).toHaveLength(2);
+  });
+
+  test.each([
+    [{ type: "disabled" as const }, { chat_template_kwargs: { enable_thinking: false } }],
+    [
+      { type: "enabled" as const, budgetTokens: 1024 },
+      { chat_template_kwargs: { enable_thinking: true }, thinking_budget_tokens: 1024 },
+    ],
+  ])("thinking %j goes through the template's switch and the budget field", (thinking, expected) => {
+    const { value, lossy } = coreToOpenAIRequest(
+      { model: "m", messages: user, thinking },
+      { reasoning: "reasoning_content", compat: PRESETS.llamacpp! },
+    );
+    expect(value).toMatchObject(expected);
+    if (thinking.type === "disabled") expect(value).not.toHaveProperty("thinking_budget_tokens");
+    expect(lossy.map((entry) => entry.code)).not.toContain("thinking-config-dropped");
+  });
+});

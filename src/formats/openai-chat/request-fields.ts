@@ -1,4 +1,5 @@
 import type { ConversationRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../../core/index.js";
+import { assertNever } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
 import { type EncodeContext, openaiFieldsOf, presetTakes, reportOnce } from "./encode-context.js";
 import { sharedElementField } from "./fields.js";
@@ -27,6 +28,11 @@ export function requestFieldsToOpenAI(
         message: "the upstream does not take tool_choice",
         path: "tool_choice",
       });
+    } else if (request.toolChoice.type === "tool" && compat?.namedToolChoice === "required") {
+      // The server's string form keeps the force: any call is required, and the named tool is the only one offered.
+      const name = request.toolChoice.name;
+      body.tool_choice = "required";
+      if (body.tools !== undefined) body.tools = body.tools.filter((tool) => tool.function.name === name);
     } else {
       body.tool_choice = toolChoiceToOpenAI(request.toolChoice);
     }
@@ -104,6 +110,8 @@ function toolChoiceToOpenAI(choice: ToolChoice): OpenAIToolChoice {
       return "none";
     case "tool":
       return { type: "function", function: { name: choice.name } };
+    default:
+      return assertNever(choice, "tool choice");
   }
 }
 
@@ -133,6 +141,10 @@ function applyThinkingSwitch(
           ? body.chat_template_kwargs
           : {};
       body.chat_template_kwargs = { ...existing, enable_thinking: on };
+      const budgetField =
+        compat?.thinkingSwitch.type === "chat_template_kwargs" ? compat.thinkingSwitch.budgetField : undefined;
+      if (on && budgetField !== undefined && thinking.budgetTokens !== undefined && body[budgetField] === undefined)
+        body[budgetField] = thinking.budgetTokens;
       break;
     }
     case "reasoning_effort":
@@ -154,6 +166,8 @@ function applyThinkingSwitch(
           : { enabled: true }
         : { enabled: false };
       break;
+    default:
+      assertNever(kind, "thinking switch");
   }
 }
 

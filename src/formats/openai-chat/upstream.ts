@@ -8,8 +8,8 @@ import {
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
-import { bearerTarget } from "../forwarded.js";
-import { type OpenAICompat, PRESETS, resolveCompat } from "./compat.js";
+import { bearerDiscovery, bearerTarget } from "../forwarded.js";
+import { type OpenAICompat, PRESETS, presetFromOwners, resolveCompat } from "./compat.js";
 import { coreToOpenAIRequest } from "./from-core.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
 import { limitsProviderKey, publishedLimits } from "./model-limits.js";
@@ -89,8 +89,9 @@ const COMPAT_KEYS = /* @__PURE__ */ new Set([
 ]);
 
 function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
-  const compat = compatOf(provider);
-  const reasoning = provider.reasoning ?? compat.reasoningMode;
+  // A preset guessed from the URL gives way to what the server says it is in its model list (`recogniseServer`).
+  let compat = compatOf(provider);
+  let reasoning = provider.reasoning ?? compat.reasoningMode;
   const endpoint = `${provider.baseUrl}/chat/completions`;
   const decodeOptions = (request: ConversationRequest): OpenAIDecodeOptions => {
     // Whose reasoning it is, and which text tool-call syntax to recover (typed by the request's tools).
@@ -101,7 +102,9 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
   };
   return {
     endpoint,
-    repairTarget: openaiRepairTarget(compat, provider.name),
+    get repairTarget() {
+      return openaiRepairTarget(compat, provider.name);
+    },
     target: bearerTarget(provider, endpoint, OPENAI_FORWARDED),
     encodeRequest(request) {
       const converted = coreToOpenAIRequest(request, { reasoning, compat, provider: provider.name });
@@ -116,10 +119,24 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
     streamDecoder: (request) => createOpenAIStreamDecoder(decodeOptions(request)),
     wholeAnswerAsStream,
     modelFacts: {
-      preset: compat.id,
+      get preset() {
+        return compat.id;
+      },
       presetGuessed: provider.preset === undefined,
       publishedLimits: (model) => publishedLimits(limitsProviderKey(compat.id, provider.baseUrl), model),
       ...(compat.maxTokensCap === undefined ? {} : { maxTokensCap: compat.maxTokensCap }),
+    },
+    discovery: bearerDiscovery(provider),
+    countTokensUrlFor(clientApi) {
+      if (clientApi !== "anthropic" || !compat.anthropicCountTokens) return undefined;
+      return `${new URL(provider.baseUrl).origin}/v1/messages/count_tokens`;
+    },
+    recogniseServer(owners) {
+      if (provider.preset !== undefined) return;
+      const named = presetFromOwners(owners);
+      if (named === undefined || named === compat.id) return;
+      compat = resolveCompat(named, provider.baseUrl, provider.compat as Partial<OpenAICompat>);
+      reasoning = provider.reasoning ?? compat.reasoningMode;
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { FormatAdapter } from "../adapter.js";
 import { responsesClient } from "./client.js";
 import { responsesHistory } from "./history.js";
+import { responsesPassthrough } from "./passthrough.js";
 import { responsesUpstream } from "./upstream.js";
 import { responsesView } from "./view.js";
 
@@ -11,5 +12,6 @@ export const responsesAdapter: FormatAdapter<"responses"> = {
   client: responsesClient,
   upstream: responsesUpstream,
   history: responsesHistory,
+  passthrough: responsesPassthrough,
   view: responsesView,
 };

@@ -1,4 +1,5 @@
-import type { ConversationResponse, ErrorType, LossyEntry, StreamError } from "../../core/index.js";
+import type { ContextOverflow, ConversationResponse, ErrorType, LossyEntry, StreamError } from "../../core/index.js";
+import { assertNever } from "../../core/index.js";
 import type { ClientSide, ClientStreamEncoder } from "../adapter.js";
 import { coreToResponsesResponse } from "./from-core.js";
 import { newItemId } from "./ids.js";
@@ -15,9 +16,15 @@ export const responsesClient: ClientSide = {
     { method: "POST", path: "/v1/responses", kind: "answer" },
     { method: "GET", path: "/v1/responses/{id}", kind: "stored-answer" },
     { method: "DELETE", path: "/v1/responses/{id}", kind: "delete-stored-answer" },
+    { method: "POST", path: "/v1/responses/compact", kind: "compact" },
   ],
   pathPrefix: "/v1/responses",
-  readRequest: (body) => responsesRequestToCore(parseResponsesRequest(body)),
+  readRequest(body, place) {
+    const read = responsesRequestToCore(parseResponsesRequest(body));
+    if (place?.route.kind !== "compact") return read;
+    // `POST /v1/responses/compact`: the whole answer is the compacted conversation, kept by the client alone.
+    return { ...read, value: { ...read.value, compact: true, stream: false }, state: { kept: false } };
+  },
   encodeResponse: (response, options = {}) => coreToResponsesResponse(response, options),
   streamEncoder(options): ClientStreamEncoder {
     const encoder = createResponsesStreamEncoder(options);
@@ -41,12 +48,27 @@ export const responsesClient: ClientSide = {
     });
     return lossy;
   },
-  errorBody: (error) => ({
-    error: { message: error.message, type: error.type, param: error.param, code: errorCode(error.type) },
-  }),
+  errorBody: (error) =>
+    error.contextOverflow === undefined
+      ? { error: { message: error.message, type: error.type, param: error.param, code: errorCode(error.type) } }
+      : {
+          error: {
+            message: inputExceedsWindow(error.contextOverflow),
+            type: "invalid_request_error",
+            param: "input",
+            code: "context_length_exceeded",
+          },
+        },
   errorDocument: (error: StreamError) => ({
     error: { message: error.message, type: error.type, param: null, code: null },
   }),
+  compaction: {
+    answerPart: (envelope) => ({
+      type: "opaque",
+      format: "responses",
+      block: { id: newItemId("cmp"), type: "compaction", encrypted_content: envelope },
+    }),
+  },
   stored: {
     newId: () => newItemId("resp"),
     previousParam: "previous_response_id",
@@ -73,5 +95,18 @@ function errorCode(type: ErrorType): string | null {
     case "permission_error":
     case "api_error":
       return null;
+    default:
+      return assertNever(type, "error type");
   }
+}
+
+/** The Responses API's words for a prompt over the window, under the code Codex compacts on. */
+function inputExceedsWindow({ promptTokens, contextWindow }: ContextOverflow): string {
+  const counts =
+    promptTokens !== undefined && contextWindow !== undefined
+      ? ` (${promptTokens} tokens > ${contextWindow} maximum)`
+      : contextWindow !== undefined
+        ? ` of ${contextWindow} tokens`
+        : "";
+  return `Your input exceeds the context window of this model${counts}. Please adjust your input and try again.`;
 }

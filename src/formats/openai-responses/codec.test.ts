@@ -482,3 +482,27 @@ describe("histories a provider gets", () => {
     expect(out.lossy).toContainEqual(expect.objectContaining({ code: "thinking-to-text" }));
   });
 });
+
+describe("nulls where OpenAI allows them, and junk where an upstream sends it", () => {
+  const responses = formatAdapter("responses");
+
+  test("text.format: null is plain text, as OpenAI reads it, for every target", () => {
+    const read = responses.client.readRequest({ model: "m", input: "hi", text: { format: null } });
+    expect(read.value.responseFormat).toBeUndefined();
+    for (const id of ["openai", "anthropic", "responses"] as const) {
+      expect(() => formatAdapter(id).upstream.encodeRequest(read.value)).not.toThrow();
+    }
+  });
+
+  test("an upstream output item that is not an object is reported, never a crash", () => {
+    const decoded = responses.upstream.decodeResponse({
+      id: "resp_1",
+      object: "response",
+      status: "completed",
+      model: "m",
+      output: [null, { type: "message", role: "assistant", content: [{ type: "output_text", text: "Hi." }] }],
+    });
+    expect(decoded.lossy.map((entry) => entry.path)).toContain("output[0]");
+    expect(decoded.value.message.parts.some((part) => part.type === "text" && part.text === "Hi.")).toBe(true);
+  });
+});

@@ -7,6 +7,7 @@ import type {
   TextPart,
   ToolResultContentPart,
 } from "../../core/index.js";
+import { assertNever } from "../../core/index.js";
 import { utf8ToBase64 } from "../../core/portable.js";
 import { keep, kept } from "./extra.js";
 import type { ResponsesContentPart } from "./wire-types.js";
@@ -62,6 +63,8 @@ function urlFromSource(source: MediaSource): string {
       return `data:${source.mediaType};base64,${source.data}`;
     case "text":
       return `data:${source.mediaType};base64,${utf8ToBase64(source.data)}`;
+    default:
+      return assertNever(source, "media source");
   }
 }
 
@@ -106,14 +109,29 @@ export function contentPartFromCore(
     }
     case "opaque":
       if (part.format === "responses") return part.block as ResponsesContentPart;
+      if (part.text !== undefined) {
+        lossy.push({
+          code: "opaque-block-as-text",
+          message: `a ${part.format} block has no Responses form; sent as text`,
+          path,
+        });
+        return role === "assistant"
+          ? { type: "output_text", text: part.text, annotations: [] }
+          : { type: "input_text", text: part.text };
+      }
       lossy.push({
         code: "opaque-block-dropped",
         message: `a ${part.format} block has no Responses form`,
         path,
       });
       return undefined;
-    default:
+    case "thinking":
+    case "redacted_thinking":
+    case "tool_call":
+    case "tool_result":
       lossy.push({ code: "part-dropped", message: `a ${part.type} part cannot go in this position`, path });
       return undefined;
+    default:
+      return assertNever(part, "part");
   }
 }

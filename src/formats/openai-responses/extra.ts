@@ -27,6 +27,7 @@ const FORM_KEYS: ReadonlySet<string> = new Set([
   "name",
   "format",
   "summary",
+  "compaction",
 ]);
 
 /** Lists an output text always has: empty, they say nothing another API could lose. */

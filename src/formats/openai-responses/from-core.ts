@@ -7,6 +7,7 @@ import {
   type LossyEntry,
   type ResponseFormat,
   type SharesField,
+  type WireFormat,
 } from "../../core/index.js";
 import type { ClientEncodeOptions, ReasoningMode } from "../adapter.js";
 import { kept } from "./extra.js";
@@ -63,6 +64,8 @@ export function coreToResponsesRequest(
     history = [system, ...request.messages];
   }
   body.input = writer.messages(history);
+  // The provider compacts the conversation itself (Codex's remote compaction), asked as Codex asks.
+  if (request.compact === true) body.input.push({ type: "compaction_trigger" });
   const own = kept(request);
   // Another API's fields go where this one has the same field; the rest are reported.
   const { fields, dropped } = fieldsFor(request.extra, "responses", sharedRequestField);
@@ -107,7 +110,7 @@ export function coreToResponsesRequest(
  * into `text.format`, and asking for usage at the end of a stream loses nothing (the Responses API always sends it).
  */
 function reportDropped(dropped: readonly DroppedField[], lossy: LossyEntry[]): void {
-  const byFormat = new Map<string, string[]>();
+  const byFormat = new Map<WireFormat, string[]>();
   for (const { from, key, value } of dropped) {
     if (key === "response_format" || (key === "stream_options" && isUsageOnly(value))) continue;
     byFormat.set(from, [...(byFormat.get(from) ?? []), key]);

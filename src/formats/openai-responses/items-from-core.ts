@@ -3,6 +3,7 @@ import {
   type Extra,
   fieldsFor,
   formatPath,
+  type LossyCode,
   type LossyEntry,
   type Message,
   type Part,
@@ -122,12 +123,8 @@ export class ItemWriter {
           const own = kept(part);
           const fields = this.itemFields(own, ["type", "namespace"]);
           if (form.kind === "custom") this.customCalls.add(part.id);
-          items.push(
-            callItem(part, form, {
-              ...this.answerFields(form.kind === "custom" ? "ctc" : "fc", items.length),
-              ...fields,
-            }),
-          );
+          const answer = this.answerFields(form.kind === "custom" ? "ctc" : "fc", items.length);
+          items.push(callItem(part, form, { ...answer, ...callStatus(part, form, answer.status), ...fields }));
           return;
         }
         case "opaque":
@@ -160,6 +157,9 @@ export class ItemWriter {
 
   /** A user message: its tool results as call outputs, runs of anything else as user messages, in order. */
   private user(message: Message, path: ReadonlyArray<string | number>): ResponsesItem[] {
+    // A conversation Parley compacted goes back to its client as the item it came in; a provider gets its summary.
+    const compaction = kept(message).compaction as ResponsesItem | undefined;
+    if (compaction !== undefined && this.target.kind === "client") return [compaction];
     // A message with nothing in it still is one.
     if (message.parts.length === 0) return [this.inputMessage(message, [], "user", path)];
     const items: ResponsesItem[] = [];
@@ -192,7 +192,7 @@ export class ItemWriter {
   ): ResponsesItem {
     const own = kept(message);
     const wireRole = role === "system" && own.role === "developer" ? "developer" : role;
-    const fields = this.itemFields(own, ["role"]);
+    const fields = this.itemFields(own, ["role", "compaction"]);
     const single = parts[0];
     if (message.textShorthand && parts.length === 1 && single?.type === "text" && kept(single).type === undefined)
       return { ...fields, role: wireRole, content: single.text };
@@ -298,7 +298,7 @@ export class ItemWriter {
     if (extra === undefined) return;
     for (const { from, key } of fieldsFor(extra, "responses").dropped) {
       if (carried.has(key)) continue;
-      const code = key === "cache_control" ? "cache_control-stripped" : `field-dropped-${key}`;
+      const code: LossyCode = key === "cache_control" ? "cache_control-stripped" : `field-dropped-${key}`;
       if (this.reported.has(code)) continue;
       this.reported.add(code);
       this.lossy.push(
@@ -357,6 +357,15 @@ export class ItemWriter {
     if (target.kind !== "client" || target.responseId === undefined) return {};
     return { id: answerItemId(prefix, target.responseId, index), status: "completed" };
   }
+}
+
+/**
+ * A function call whose arguments are not JSON (cut by the output limit: `{"loc`) is no finished call: its item is
+ * `incomplete`, so that a client does not run it as one. Free-form (custom) calls are finished whatever their text.
+ */
+export function callStatus(part: ToolCallPart, form: CallForm, status: string | undefined): { status?: string } {
+  if (status === undefined) return {};
+  return { status: form.kind !== "custom" && part.rawInput !== undefined ? "incomplete" : status };
 }
 
 /** What the OpenAI SDK's parse and stream helpers add to output items and parts; a client may echo them back. */

@@ -1,4 +1,6 @@
 import {
+  assertNever,
+  decodeCompaction,
   formatPath,
   type LossyEntry,
   type Message,
@@ -33,7 +35,8 @@ import type {
 export function itemsToCore(
   items: readonly ResponsesItem[],
   root = "input",
-): { messages: Message[]; lossy: LossyEntry[]; sources: MessageSource[] } {
+): { messages: Message[]; lossy: LossyEntry[]; sources: MessageSource[]; compact: boolean } {
+  let compact = false;
   const messages: Message[] = [];
   const sources: MessageSource[] = [];
   const lossy: LossyEntry[] = [];
@@ -56,6 +59,27 @@ export function itemsToCore(
   items.forEach((item, index) => {
     const kind = itemKind(item);
     switch (kind) {
+      case "compaction_trigger":
+        // Not a message: the request asks for the conversation compacted.
+        compact = true;
+        break;
+      case "compaction": {
+        const compacted = decodeCompaction(typeof item.encrypted_content === "string" ? item.encrypted_content : "");
+        if (compacted === undefined) {
+          // A provider's own (sealed by it): only that provider can read it.
+          add(open("assistant", index), index, [{ type: "opaque", format: "responses", block: item }]);
+          break;
+        }
+        // Parley's: the summary is the context that replaces the turns it compacted, for whichever provider.
+        const message = keep<Message>(
+          { role: "user", parts: [{ type: "text", text: `${COMPACTED_PREFIX}${compacted.summary}` }] },
+          { compaction: item },
+        );
+        messages.push(message);
+        sources.push({ message: index, parts: [index] });
+        run = undefined;
+        break;
+      }
       case "message": {
         const message = item as ResponsesMessageItem;
         if (message.role === "assistant") {
@@ -100,12 +124,26 @@ export function itemsToCore(
       case "other":
         add(open("assistant", index), index, [{ type: "opaque", format: "responses", block: item }]);
         break;
+      default:
+        assertNever(kind, "item kind");
     }
   });
-  return { messages, lossy, sources };
+  return { messages, lossy, sources, compact };
 }
 
-type ItemKind = "message" | "reasoning" | "function_call" | "custom_tool_call" | "output" | "other-output" | "other";
+/** What a compacted conversation's summary is introduced with when it is replayed as a user message. */
+export const COMPACTED_PREFIX = "Earlier turns of this conversation were compacted; this is their summary:\n\n";
+
+type ItemKind =
+  | "message"
+  | "reasoning"
+  | "function_call"
+  | "custom_tool_call"
+  | "output"
+  | "other-output"
+  | "other"
+  | "compaction"
+  | "compaction_trigger";
 
 function itemKind(item: ResponsesItem): ItemKind {
   const type = item.type;
@@ -114,7 +152,11 @@ function itemKind(item: ResponsesItem): ItemKind {
     case "reasoning":
     case "function_call":
     case "custom_tool_call":
+    case "compaction":
+    case "compaction_trigger":
       return type;
+    case "compaction_summary":
+      return "compaction";
     case "function_call_output":
     case "custom_tool_call_output":
       return "output";

@@ -80,7 +80,17 @@ export function clientEnvelope(part: ThinkingPart | RedactedThinkingPart): strin
  * A thinking part as the reasoning item a Responses client gets: the item it came in when that item still reads
  * the same, else one carrying the text as its summary and the envelope as its `encrypted_content`.
  */
-export function clientReasoningItem(part: ThinkingPart | RedactedThinkingPart, id: string): ResponsesReasoningItem {
+export function clientReasoningItem(
+  part: ThinkingPart | RedactedThinkingPart,
+  id: string,
+  asMade = false,
+): ResponsesReasoningItem {
+  if (asMade && part.type === "thinking") {
+    // The envelope is the truth: a streamed part's origin is a copy made before its sealed content arrived.
+    const origin = decodeOriginSignature(part.signature) ?? part.origin;
+    const own = origin?.sealed === undefined ? undefined : providerReasoningItem({ ...part, origin }, origin.provider);
+    if (own !== undefined) return own;
+  }
   const original = kept(part).item as ResponsesReasoningItem | undefined;
   if (original !== undefined && (part.type !== "thinking" || reasoningText(original).text === part.thinking))
     return original;

@@ -1,11 +1,11 @@
-import type { Part, StreamError, StreamEvent, ToolCallPart } from "../../core/index.js";
+import { assertNever, type Part, type StreamError, type StreamEvent, type ToolCallPart } from "../../core/index.js";
 import { parseToolInput } from "../../stream/accumulate.js";
 import { formatSse } from "../../stream/sse.js";
 import type { ClientStreamOptions } from "../adapter.js";
 import { contentPartFromCore } from "./content.js";
 import { kept } from "./extra.js";
 import { newItemId } from "./ids.js";
-import { callItem, messageItem } from "./items-from-core.js";
+import { callItem, callStatus, messageItem } from "./items-from-core.js";
 import { clientReasoningId, clientReasoningItem } from "./reasoning.js";
 import { answerItemId, failedResponse, finishedResponse, responseShell } from "./response-object.js";
 import { errorCodeFor } from "./status.js";
@@ -91,7 +91,7 @@ class Encoder implements ResponsesStreamEncoder {
       case "error":
         return this.error(event.error);
       default:
-        return "";
+        return assertNever(event, "stream event");
     }
   }
 
@@ -183,9 +183,13 @@ class Encoder implements ResponsesStreamEncoder {
         block.kind = "whole";
         out += this.closeItem();
         return out + this.openItem("whole", String((part.block as Json).id ?? ""), part.block as ResponsesItem);
-      default:
-        // Images, documents and results are no part of an answer here; streamedAnswerLossy says so.
+      case "image":
+      case "document":
+      case "tool_result":
+        // No part of an answer here; streamedAnswerLossy says so.
         return out;
+      default:
+        return assertNever(part, "part");
     }
   }
 
@@ -290,7 +294,11 @@ class Encoder implements ResponsesStreamEncoder {
                 ...(block.signature === undefined ? {} : { signature: block.signature }),
               }
             : source;
-        item.item = clientReasoningItem(final as Part & { type: "thinking" | "redacted_thinking" }, item.id);
+        item.item = clientReasoningItem(
+          final as Part & { type: "thinking" | "redacted_thinking" },
+          item.id,
+          this.options.reasoningAsMade === true,
+        );
         return out + this.closeItem();
       }
       case "call": {
@@ -301,7 +309,7 @@ class Encoder implements ResponsesStreamEncoder {
         if ("rawInput" in parsed && parsed.rawInput !== undefined) final.rawInput = parsed.rawInput;
         else delete final.rawInput;
         const form = callForm(final, this.options.request?.tools);
-        const done = callItem(final, form, { id: item.id, status: "completed" });
+        const done = callItem(final, form, { id: item.id, ...callStatus(final, form, "completed") });
         let out: string;
         if (form.kind === "custom") {
           out =
@@ -320,6 +328,8 @@ class Encoder implements ResponsesStreamEncoder {
         return this.closeItem();
       case "skip":
         return "";
+      default:
+        return assertNever(block.kind, "block kind");
     }
   }
 

@@ -52,6 +52,7 @@ export function responsesRequestToCore(body: ResponsesRequest): ResponsesRequest
   const converted = itemsToCore(items);
   lossy.push(...converted.lossy);
   const request: ConversationRequest = { model, messages: converted.messages };
+  if (converted.compact) request.compact = true;
   if (typeof instructions === "string")
     request.system = { role: "system", parts: [{ type: "text", text: instructions }], textShorthand: true };
   const kept: Record<string, unknown> = { ...rest };
@@ -85,7 +86,8 @@ export function responsesRequestToCore(body: ResponsesRequest): ResponsesRequest
   }
   if (text !== undefined && text !== null) {
     const { format, verbosity, ...more } = text;
-    if (format !== undefined) request.responseFormat = responseFormatToCore(format);
+    // `format: null` is the default (plain text), as OpenAI reads it.
+    if (format !== undefined && format !== null) request.responseFormat = responseFormatToCore(format);
     if (verbosity !== undefined && verbosity !== null) kept.verbosity = verbosity;
     if (Object.keys(more).length > 0) kept.text = more;
   }
@@ -138,6 +140,14 @@ export function responsesResponseToCore(
   const lossy: LossyEntry[] = [];
   const output = Array.isArray(body.output) ? (body.output as ResponsesItem[]) : [];
   output.forEach((item, index) => {
+    if (item === null || typeof item !== "object") {
+      lossy.push({
+        code: "part-dropped",
+        message: "an output item that is not an object is not carried",
+        path: `output[${index}]`,
+      });
+      return;
+    }
     const content = Array.isArray(item.content) ? (item.content as Array<Record<string, unknown>>) : [];
     if (content.some((part) => Array.isArray(part.annotations) && part.annotations.length > 0))
       lossy.push({

@@ -1,5 +1,5 @@
 import type { Fields, LossyEntry, SharesField, ToolCallPart, ToolChoice, ToolDefinition } from "../../core/index.js";
-import { fieldsFor } from "../../core/index.js";
+import { assertNever, fieldsFor } from "../../core/index.js";
 import { keep, kept } from "./extra.js";
 import type { ResponsesTool } from "./wire-types.js";
 
@@ -169,6 +169,8 @@ export function toolChoiceFromCore(choice: ToolChoice, tools: readonly ToolDefin
         return { type: "function", name: own.name, namespace: own.namespace };
       return { type: "function", name: choice.name };
     }
+    default:
+      return assertNever(choice, "tool choice");
   }
 }
 

@@ -8,7 +8,8 @@ import {
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
-import { bearerTarget } from "../forwarded.js";
+import { bearerDiscovery, bearerTarget } from "../forwarded.js";
+import { refusesReasoning } from "../reasoning-refusal.js";
 import { coreToResponsesRequest } from "./from-core.js";
 import { streamErrorFromResponses } from "./status.js";
 import { createResponsesStreamDecoder } from "./stream-decoder.js";
@@ -31,6 +32,12 @@ export const RESPONSES_REPAIR_TARGET: RepairTarget = {
 /** Nothing of the client's own request goes to a Responses API: its body is all the API reads. */
 const RESPONSES_FORWARDED: ClientForwarding = { headers: [], queryParameters: [] };
 
+/** OpenAI's code for sealed reasoning (or a compaction) made under another organisation or key. */
+export const RESPONSES_REASONING_REFUSALS: readonly RegExp[] = [
+  /"code"\s*:\s*"invalid_encrypted_content"/,
+  /encrypted content[^"]*could not be (?:decrypted|verified)/i,
+];
+
 /** Parley calling an OpenAI Responses API (OpenAI itself, or a server that speaks it: vLLM, NIM...). */
 export const responsesUpstream: UpstreamSide = {
   type: "openai-responses",
@@ -43,6 +50,8 @@ export const responsesUpstream: UpstreamSide = {
   notAnAnswer: responsesNotAnAnswer,
   checkAnswer: checkResponsesAnswer,
   forwarded: RESPONSES_FORWARDED,
+  compacts: true,
+  isReasoningRefusal: refusesReasoning(RESPONSES_REASONING_REFUSALS),
 };
 
 /** An error object instead of a response (a 2xx some servers send), a response that failed, or no output. */
@@ -80,6 +89,8 @@ function connectResponses(provider: ProviderSettings): UpstreamConnection {
   return {
     endpoint,
     repairTarget: { ...RESPONSES_REPAIR_TARGET, provider: provider.name },
+    // With other Responses providers a conversation could move to, its sealed reasoning must say whose it is.
+    ...((provider.peers?.length ?? 0) > 0 ? { signatureOwner: provider.name } : {}),
     target: bearerTarget(provider, endpoint, RESPONSES_FORWARDED),
     encodeRequest: (request) => coreToResponsesRequest(request, { provider: provider.name, reasoning }),
     decodeResponse: (body) => responsesResponseToCore(body, decodeOptions),
@@ -87,5 +98,6 @@ function connectResponses(provider: ProviderSettings): UpstreamConnection {
     // A server that ignores `stream: true` answered whole: the events that answer stands for.
     wholeAnswerAsStream: (body) =>
       `event: response.completed\ndata: ${JSON.stringify({ type: "response.completed", response: body })}\n\n`,
+    discovery: bearerDiscovery(provider),
   };
 }

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import type { z } from "zod/mini";
 import { missingPackage } from "../../core/index.js";
 import { findUpstreamType, orList, UPSTREAM_TYPES } from "../../formats/registry.js";
+import { DEFAULT_STORE_DEADLINE_MS } from "../../store/deadline.js";
 import { type FileConfig, fileConfigSchema, REASONING_MODES, type ReasoningModeName } from "./schema.js";
 import type { GatewayConfig, ProviderConfig } from "./types.js";
 
@@ -250,6 +251,7 @@ export function buildConfig(
       shutdownGraceMs: file.timeouts?.shutdownGraceMs ?? 30_000,
       firstEventHoldMs: file.timeouts?.firstEventHoldMs ?? 10_000,
       answerMs: file.timeouts?.answerMs ?? 600_000,
+      storeMs: file.timeouts?.storeMs ?? DEFAULT_STORE_DEADLINE_MS,
     },
     retries: {
       maxAttempts: file.retries?.maxAttempts ?? 3,

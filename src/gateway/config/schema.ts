@@ -111,6 +111,8 @@ export const fileConfigSchema = strictObject({
       firstEventHoldMs: optional(durationMs),
       /** From the request to the last byte of a whole (non-streamed) answer, retries included. */
       answerMs: optional(int().check(positive())),
+      /** The longest one call to the store may take before its request gets a 503. */
+      storeMs: optional(int().check(positive())),
     }),
   ),
   retries: optional(

@@ -55,6 +55,7 @@ export interface GatewayConfig {
     shutdownGraceMs: number;
     firstEventHoldMs: number;
     answerMs: number;
+    storeMs: number;
   };
   retries: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
   traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBytes?: number; maxBodyBytes: number };

@@ -2,6 +2,7 @@ import { type ConversationResponse, UpstreamError } from "../../core/index.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, responseLossyEntries } from "../lossy-header.js";
 import type { GatewayState } from "../state.js";
+import { compactedAnswer } from "./compaction.js";
 import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, withInputEstimate } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 
@@ -18,7 +19,7 @@ export async function answerOnce(
   beforeSend?: (answer: ConversationResponse) => Promise<void>,
 ): Promise<ConversationResponse> {
   const { provider, request } = exchange;
-  const target = provider.connection.target(ctx.req.headers, false, exchange.query);
+  const target = provider.connection.target(ctx.req.headers, false, exchange.query, exchange.upstreamModel);
   const response = await state.upstream.postWhole({
     url: target.url,
     headers: target.headers,
@@ -33,15 +34,17 @@ export async function answerOnce(
   const json = parseObject(text);
   checkAnswer(provider.adapter, json, state.secrets);
   const converted = provider.connection.decodeResponse(json, request.core);
-  const core: ConversationResponse = { ...converted.value, model: request.clientModel };
+  const compaction = exchange.plan.compaction;
+  const decoded = compaction === undefined ? converted.value : compactedAnswer(converted.value, compaction);
+  const core: ConversationResponse = { ...decoded, model: request.clientModel };
   core.usage = { ...core.usage, ...withInputEstimate(core.usage, exchange) } as ConversationResponse["usage"];
 
   let body: unknown;
   const responseLossy = [...converted.lossy];
-  const passthrough = request.format === provider.adapter ? provider.adapter.passthrough : undefined;
+  const passthrough = exchange.passthrough;
   if (passthrough !== undefined) {
     // Same API both sides: the upstream's answer goes back as it came.
-    body = passthrough.response(json, request.clientModel, provider.connection.signatureOwner);
+    body = passthrough.response(json, request.clientModel, provider.connection.signatureOwner, request.answerId);
   } else {
     const encoded = request.format.client.encodeResponse(core, encodeOptions(request));
     body = encoded.value;

@@ -2,14 +2,15 @@ import {
   type ConversationResponse,
   type ErrorType,
   isErrorType,
+  isRetryableErrorType,
   type StreamError,
   statusForErrorType,
   UpstreamError,
   type Usage,
 } from "../../core/index.js";
-import type { FormatAdapter } from "../../formats/adapter.js";
+import type { FormatAdapter, SameFormatPassthrough } from "../../formats/adapter.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../text/json-depth.js";
 import { redactSecrets } from "../../upstream/index.js";
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../http/json-depth.js";
 import type { LossyHeaderEntry } from "../lossy-header.js";
 import type { ClientRequest, UpstreamPlan } from "./plan.js";
 import type { ProviderRuntime } from "./providers.js";
@@ -24,6 +25,10 @@ export interface Exchange {
   bodyText: string;
   /** The client's query, when it speaks the upstream's API (which takes what it names of it: `beta=true`). */
   query: URLSearchParams | undefined;
+  /** Set when the client's API is the provider's and has a passthrough: the answer goes back as it came. */
+  passthrough: SameFormatPassthrough | undefined;
+  /** Whether the exchange is traced (traces on and a store to keep them): the relay and the writers only read it. */
+  tracing: boolean;
   conversationId?: string;
   /** What converting the request and repairing the history reported, for `x-parley-lossy`. */
   lossy: LossyHeaderEntry[];
@@ -55,8 +60,10 @@ export function streamErrorToUpstreamError(error: StreamError, secrets: readonly
   const status = type === "api_error" ? 500 : statusForErrorType(type);
   // Before any content reached the client, a server-side failure or a rate limit is worth another attempt,
   // as the same answer given as a status would be.
-  const retryable = type === "api_error" || type === "overloaded_error" || type === "rate_limit_error";
-  return new UpstreamError(type, `upstream: ${redactSecrets(error.message, secrets)}`, { retryable, status });
+  return new UpstreamError(type, `upstream: ${redactSecrets(error.message, secrets)}`, {
+    retryable: isRetryableErrorType(type),
+    status,
+  });
 }
 
 /** A whole answer's JSON nested deeper than any real one: a 502 before the code that walks it overflows. */

@@ -1,5 +1,5 @@
 import type { WireFormat } from "../../core/index.js";
-import type { AppendOptions } from "../../store/types.js";
+import type { AppendOptions } from "../../store/conversations/conversation-store.js";
 import { topLevelArrayElements } from "../../text/json-splice.js";
 
 /**

@@ -1,6 +1,7 @@
-import type { ConversationRequest, LossyEntry } from "../../core/index.js";
-import type { AnswerState, ClientEncodeOptions, FormatAdapter } from "../../formats/adapter.js";
+import { type ConversationRequest, InvalidRequestError, type LossyEntry } from "../../core/index.js";
+import type { AnswerState, ClientEncodeOptions, FormatAdapter, SameFormatPassthrough } from "../../formats/adapter.js";
 import { type RepairEntry, repair } from "../../repair/index.js";
+import { type CompactionPlan, compactionPlan, summaryRequest } from "./compaction.js";
 import type { ProviderRuntime } from "./providers.js";
 
 /** A client's request, read and converted, before it is planned for a provider. */
@@ -43,6 +44,8 @@ export interface UpstreamPlan {
   bodyText?: string;
   lossy: LossyEntry[];
   repair: RepairEntry[];
+  /** Set when Parley compacts the conversation itself: the body asks for a summary, the answer is written so. */
+  compaction?: CompactionPlan;
 }
 
 /**
@@ -50,10 +53,23 @@ export interface UpstreamPlan {
  * own API goes through that API's passthrough when it has one (invariant 8 for Anthropic: blocks, signatures
  * and unknown fields byte for byte), any other through the core model and the provider's encoder.
  */
-export function planUpstream(request: ClientRequest, provider: ProviderRuntime, upstreamModel: string): UpstreamPlan {
-  const { connection, adapter } = provider;
-  const repaired = repair(request.core.messages, connection.repairTarget);
-  const passthrough = request.format === adapter ? adapter.passthrough : undefined;
+export function planUpstream(
+  request: ClientRequest,
+  provider: ProviderRuntime,
+  upstreamModel: string,
+  options: { reasoningAsText?: boolean } = {},
+): UpstreamPlan {
+  const { connection } = provider;
+  const target = options.reasoningAsText
+    ? { ...connection.repairTarget, reasoningAsText: true }
+    : connection.repairTarget;
+  const compaction = compactionPlan(request.format, request.core, provider, upstreamModel);
+  const core = compaction === undefined ? request.core : summaryRequest(request.core);
+  const repaired = repair(core.messages, target);
+  // Empty messages are dropped, not refused; a history that held nothing else has nothing to answer.
+  if (repaired.messages.length === 0 && core.messages.length > 0)
+    throw new InvalidRequestError("every message is empty: nothing is left to send once they are removed", "messages");
+  const passthrough = compaction === undefined ? sameApiPassthrough(request.format, provider) : undefined;
   if (passthrough !== undefined && request.raw !== undefined && request.rawText !== undefined) {
     const planned = passthrough.request({
       body: request.raw,
@@ -63,16 +79,37 @@ export function planUpstream(request: ClientRequest, provider: ProviderRuntime, 
       stored: request.core.messages.slice(0, request.historyCount),
       ...(repaired.report.length === 0 ? {} : { repaired: repaired.messages }),
       ...(connection.signatureOwner === undefined ? {} : { signatureOwner: connection.signatureOwner }),
+      ...(core.compact === true ? { compact: true } : {}),
+      provider: provider.config.name,
     });
     const plan: UpstreamPlan = { body: planned.value, lossy: planned.lossy, repair: repaired.report };
     if (planned.bodyText !== undefined) plan.bodyText = planned.bodyText;
     return plan;
   }
   const converted = connection.encodeRequest({
-    ...request.core,
+    ...core,
     model: upstreamModel,
     messages: repaired.messages,
     stream: request.stream,
   });
-  return { body: converted.value, lossy: converted.lossy, repair: repaired.report };
+  const plan: UpstreamPlan = { body: converted.value, lossy: converted.lossy, repair: repaired.report };
+  if (compaction !== undefined) plan.compaction = compaction;
+  return plan;
+}
+
+/**
+ * The one place that asks whether a client and its provider speak the same API: then, where the API has a
+ * passthrough, the client's own bytes go on (only the model renamed), its answer comes back as it came, its query
+ * string is the provider's to read, and its token count is the provider's own.
+ */
+export function sameApiPassthrough(
+  client: FormatAdapter,
+  provider: ProviderRuntime | undefined,
+): SameFormatPassthrough | undefined {
+  return provider !== undefined && client === provider.adapter ? provider.adapter.passthrough : undefined;
+}
+
+/** Whether the client's query string means something to the provider: only to a provider of its own API. */
+export function forwardsClientQuery(client: FormatAdapter, provider: ProviderRuntime): boolean {
+  return client === provider.adapter;
 }

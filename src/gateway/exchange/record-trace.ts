@@ -1,5 +1,5 @@
-import { TraceNotRecordedError } from "../../store/trace-queue.js";
-import type { TraceRecord } from "../../store/types.js";
+import { TraceNotRecordedError } from "../../store/traces/trace-queue.js";
+import type { TraceRecord } from "../../store/traces/trace-store.js";
 import type { Context } from "../http/context.js";
 import { timeOrderedId } from "../http/ids.js";
 import type { GatewayState } from "../state.js";
@@ -55,7 +55,7 @@ export function recordTrace(
   if (typeof ctx.log.outputTokens === "number") trace.outputTokens = ctx.log.outputTokens;
   const requestId = ctx.requestId;
   const logger = state.logger;
-  state.store.recordTrace(trace).catch((error: unknown) => {
+  state.store.traces.record(trace).catch((error: unknown) => {
     const dropped = error instanceof TraceNotRecordedError && error.reason === "queue_full";
     if (!dropped) {
       logger.warn({ requestId, err: (error as Error).message }, "trace not recorded");

@@ -1,5 +1,5 @@
-import { type ConversationResponse, type Message, ParleyError } from "../../core/index.js";
-import type { MessageSource } from "../../store/types.js";
+import { type ConversationResponse, type Message, ParleyError, UpstreamError } from "../../core/index.js";
+import type { MessageSource } from "../../store/conversations/conversation-store.js";
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
 import { routeRequest } from "../models/route-request.js";
@@ -7,7 +7,7 @@ import type { GatewayState } from "../state.js";
 import { explainUpstreamFailure } from "../upstream-hints.js";
 import { answerOnce } from "./answer-once.js";
 import type { Exchange } from "./exchange.js";
-import { type ClientRequest, planUpstream } from "./plan.js";
+import { type ClientRequest, forwardsClientQuery, planUpstream, sameApiPassthrough } from "./plan.js";
 import { recordTrace } from "./record-trace.js";
 import { streamAnswer } from "./stream-answer.js";
 
@@ -56,7 +56,9 @@ export async function runExchange(
     bodyText: plan.bodyText ?? JSON.stringify(plan.body),
     lossy,
     // A query string means something to its own API only: a client of another's keeps it.
-    query: request.format === provider.adapter ? ctx.query : undefined,
+    query: forwardsClientQuery(request.format, provider) ? ctx.query : undefined,
+    passthrough: sameApiPassthrough(request.format, provider),
+    tracing: state.config.traces.enabled && state.store !== undefined,
     estimateInputTokens,
     trace: {
       upstreamResponse: "",
@@ -78,17 +80,16 @@ export async function runExchange(
   const owner = ctx.tenant;
 
   let status: number | undefined;
-  try {
+  const answer = async (headers: Record<string, string>): Promise<void> => {
     if (request.stream) {
       await streamAnswer(ctx, state, exchange, headers, async () => {
         if (conversationId === undefined) return undefined;
-        if (newMessages.length > 0)
-          await store!.appendMessages(
-            conversationId,
-            newMessages,
-            sources === undefined ? { owner } : { sources, owner },
-          );
-        return store!.startMessage(conversationId, "assistant", { owner });
+        // The question and the answer's place in one write: no other turn's messages come between them.
+        return store!.conversations.startMessage(
+          conversationId,
+          "assistant",
+          sources === undefined ? { owner, question: newMessages } : { owner, question: newMessages, sources },
+        );
       });
     } else {
       const keepAnswer = exchange.keepAnswer;
@@ -102,18 +103,58 @@ export async function runExchange(
           : async (answer) => {
               if (conversationId !== undefined) {
                 const options = sources === undefined ? { owner } : { sources: [...sources, undefined], owner };
-                await store!.appendMessages(conversationId, [...newMessages, answer.message], options);
+                await store!.conversations.append(conversationId, [...newMessages, answer.message], options);
               }
               await keepAnswer?.(answer);
             },
       );
     }
-    status = ctx.res.statusCode;
+  };
+  try {
+    await resendOnReasoningRefusal(ctx, state, exchange, headers, answer);
+    status = exchange.trace.status ?? ctx.res.statusCode;
   } catch (error) {
     const explained = explainUpstreamFailure(error, provider, state);
     status = explained instanceof ParleyError ? explained.status : 500;
     throw explained;
   } finally {
     recordTrace(ctx, state, exchange, options.clientBodyText, status);
+  }
+}
+
+/**
+ * Fail soft, once. A provider that answers 400 to reasoning it cannot verify (its API's words: a signature or sealed
+ * content made under another key, organisation or model) gets the same request once more, before anything reached
+ * the client, with the history's reasoning as text (`RepairTarget.reasoningAsText`), reported in `x-parley-lossy`
+ * and the trace. A second refusal, or a history with no reasoning to turn, reaches the client as it came.
+ */
+async function resendOnReasoningRefusal(
+  ctx: Context,
+  state: GatewayState,
+  exchange: Exchange,
+  headers: Record<string, string>,
+  answer: (headers: Record<string, string>) => Promise<void>,
+): Promise<void> {
+  try {
+    await answer(headers);
+    return;
+  } catch (error) {
+    const refuses = exchange.provider.adapter.upstream.isReasoningRefusal;
+    const status = error instanceof UpstreamError ? error.upstreamStatus : undefined;
+    if (refuses === undefined || status === undefined || ctx.res.headersSent) throw error;
+    if (!refuses(status, (error as UpstreamError).body ?? "")) throw error;
+    const plan = planUpstream(exchange.request, exchange.provider, exchange.upstreamModel, { reasoningAsText: true });
+    if (plan.repair.length === 0) throw error;
+    const provider = exchange.provider.config.name;
+    plan.lossy.unshift({
+      code: "reasoning-refused-resent",
+      message: `provider '${provider}' refused reasoning it could not verify (${(error as UpstreamError).message}); sent again with the history's reasoning as text`,
+    });
+    exchange.plan = plan;
+    exchange.bodyText = plan.bodyText ?? JSON.stringify(plan.body);
+    exchange.lossy = lossyHeaderEntries([...exchange.request.lossy, ...plan.lossy], plan.repair);
+    const header = formatLossyHeader(exchange.lossy);
+    state.logger.warn({ requestId: ctx.requestId, provider }, "reasoning refused; sending again with it as text");
+    await answer(header === undefined ? headers : { ...headers, "x-parley-lossy": header });
   }
 }

@@ -1,11 +1,12 @@
 import type { StreamEvent } from "../../core/index.js";
 import { isParleyError, UpstreamError } from "../../core/index.js";
 import type { FormatAdapter } from "../../formats/adapter.js";
-import type { StreamingMessageWriter } from "../../store/types.js";
-import { Cancellation, upstreamErrorForFailure } from "../../upstream/index.js";
+import type { StreamingMessageWriter } from "../../store/conversations/conversation-store.js";
+import { Cancellation, ERROR_BODY_BYTES, redactSecrets, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { recordUpstream } from "./answer-once.js";
+import { compactedEvents } from "./compaction.js";
 import { appendCapped, arrivalMs, checkAnswer, checkAnswerDepth, type Exchange, streamArrivals } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 import { StreamRelay } from "./stream-relay.js";
@@ -28,8 +29,8 @@ export async function streamAnswer(
   // Cancelled when the client leaves, and on its own when the stream ends or the gateway shuts down.
   const upstreamAbort = new Cancellation();
   const stopFollowingClient = ctx.clientGone.onAbort((reason) => upstreamAbort.abort(reason));
-  const target = provider.connection.target(ctx.req.headers, true, exchange.query);
-  const tracing = state.config.traces.enabled && state.store !== undefined;
+  const target = provider.connection.target(ctx.req.headers, true, exchange.query, exchange.upstreamModel);
+  const tracing = exchange.tracing;
   const holdUntil = performance.now() + state.config.timeouts.firstEventHoldMs;
   let attemptsUsed = 0;
   try {
@@ -40,6 +41,10 @@ export async function streamAnswer(
         exchange,
         request.format.client.streamEncoder({
           ...encodeOptions(request),
+          // Same API, one provider of it: its reasoning reaches the client as it made it.
+          ...(exchange.passthrough !== undefined && provider.connection.signatureOwner === undefined
+            ? { reasoningAsMade: true }
+            : {}),
           model: request.clientModel,
           includeUsage: request.includeUsage ?? false,
         }),
@@ -55,6 +60,8 @@ export async function streamAnswer(
         requestId: ctx.requestId,
         // Attempts in all: a stream that broke before any content spent some already.
         maxAttempts: Math.max(1, state.config.retries.maxAttempts - attemptsUsed),
+        // A rate limit waited past the hold would reach the client as 200 and an error event: it gets the 429 now.
+        retryBy: holdUntil,
       });
       let response: Awaited<typeof posted>;
       try {
@@ -67,6 +74,17 @@ export async function streamAnswer(
       attemptsUsed += response.attempts;
       recordUpstream(ctx, state, exchange, response.headersMs, attemptsUsed);
       let body: AsyncIterable<Uint8Array> = response.body;
+      const markup = markupType(response.headers["content-type"]);
+      if (markup !== undefined) {
+        // A login page or a proxy's error page sent with 200: no event will come of it, and trying again will not help.
+        const text = await response.body.text(ERROR_BODY_BYTES);
+        exchange.trace.upstreamResponse = appendCapped("", text, state.config.traces.maxBodyBytes);
+        throw new UpstreamError(
+          "api_error",
+          `upstream answered a streaming request with ${markup}, not an event stream`,
+          { retryable: false, status: 502, body: redactSecrets(text.slice(0, 500), state.secrets) },
+        );
+      }
       if (isJson(response.headers["content-type"])) {
         // Some servers ignore `stream: true`; the whole answer is still an answer.
         const text = await response.body.text();
@@ -113,7 +131,9 @@ function upstreamBatches(
         }
       }
     : undefined;
-  return upstreamEventBatches(body, decoder, onChunk, config.limits.maxEventBytes);
+  const batches = upstreamEventBatches(body, decoder, onChunk, config.limits.maxEventBytes, config.timeouts.idleMs);
+  const compaction = exchange.plan.compaction;
+  return compaction === undefined ? batches : compactedEvents(batches, compaction);
 }
 
 /**
@@ -132,8 +152,9 @@ async function relayStream(
   relay.register(upstreamAbort);
   let writer: StreamingMessageWriter | undefined;
   try {
-    await relay.hold(iterator);
-    writer = await storeWriter();
+    await relay.hold(iterator, async () => {
+      writer = await storeWriter();
+    });
     relay.attachStore(writer);
     await relay.pump(iterator);
   } catch (error) {
@@ -211,6 +232,14 @@ async function headersOrOpenEarly<T>(posted: Promise<T>, relay: StreamRelay, ups
 }
 
 const HEADERS_LATE = Symbol("headers-late");
+
+/** A markup content type (`text/html`, `application/xhtml+xml`, `text/xml`): a page, never an answer. */
+function markupType(contentType: string | string[] | undefined): string | undefined {
+  const value = (Array.isArray(contentType) ? contentType[0] : contentType)?.split(";")[0]?.trim().toLowerCase();
+  return value !== undefined && /^(text\/html|text\/xml|application\/xhtml\+xml|application\/xml)$/.test(value)
+    ? value
+    : undefined;
+}
 
 function isJson(contentType: string | string[] | undefined): boolean {
   const value = Array.isArray(contentType) ? contentType[0] : contentType;

@@ -1,20 +1,27 @@
 import type { ConversationResponse, StreamError, StreamEvent } from "../../core/index.js";
-import { isParleyError, type ParleyError, type UpstreamError } from "../../core/index.js";
+import {
+  isErrorType,
+  isParleyError,
+  type ParleyError,
+  statusForErrorType,
+  type UpstreamError,
+} from "../../core/index.js";
 import type { ClientStreamEncoder } from "../../formats/adapter.js";
-import type { StreamingMessageWriter } from "../../store/types.js";
-import { type Accumulator, createAccumulator } from "../../stream/accumulate.js";
+import type { StreamingMessageWriter } from "../../store/conversations/conversation-store.js";
 import { type Cancellation, redactSecrets, upstreamErrorForFailure } from "../../upstream/index.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState, OpenStream } from "../state.js";
+import { type Exchange, streamErrorToUpstreamError, withInputEstimate } from "./exchange.js";
+import { isContent } from "./stream-events.js";
 import {
-  appendCapped,
-  arrivalMs,
-  type Exchange,
-  streamArrivals,
-  streamErrorToUpstreamError,
-  withInputEstimate,
-} from "./exchange.js";
-import { encodeOptions } from "./plan.js";
+  AnswerObserver,
+  StoreObserver,
+  type StreamObserver,
+  TraceObserver,
+  UsageObserver,
+} from "./stream-observers.js";
+
+export { isContent } from "./stream-events.js";
 
 const HOLD_EXPIRED = Symbol("hold-expired");
 
@@ -30,17 +37,15 @@ export class StreamRelay {
   private sawError = false;
   private lastWriteAt = performance.now();
   private pingTimer: NodeJS.Timeout | undefined;
-  private store: StreamingMessageWriter | undefined;
-  /**
-   * The answer as the client gets it: with traces on, to record what its format could not carry; for an answer
-   * kept for later turns, to keep.
-   */
-  private answer: Accumulator | undefined;
-  /** Events sent before the store's writer is known; dropped once it is (a stateless turn has none). */
-  private pendingForStore: StreamEvent[] | undefined = [];
   private shutdownReason: string | undefined;
-  private firstContentSeen = false;
   private startSent = false;
+  // The side jobs, each watching what the client gets: usage and timings, the stored turn, the answer (for the
+  // trace's loss report and for keeping it), the trace's copy of the client's side.
+  private readonly store = new StoreObserver();
+  private readonly answer: AnswerObserver | undefined;
+  private readonly trace: TraceObserver | undefined;
+  private readonly observers: StreamObserver[];
+  private readonly writeObservers: StreamObserver[];
   /** When the status line goes out at the latest, whether or not the upstream has said anything. */
   holdUntil = Number.POSITIVE_INFINITY;
   private registration: OpenStream | undefined;
@@ -55,9 +60,13 @@ export class StreamRelay {
     private readonly exchange: Exchange,
     private readonly encoder: ClientStreamEncoder,
     private readonly headers: Record<string, string>,
-    private readonly tracing: boolean,
+    tracing: boolean,
   ) {
-    if (tracing || exchange.keepAnswer !== undefined) this.answer = createAccumulator();
+    if (tracing || exchange.keepAnswer !== undefined) this.answer = new AnswerObserver();
+    if (tracing) this.trace = new TraceObserver(ctx, state, exchange);
+    this.observers = [new UsageObserver(ctx, state, exchange), this.store];
+    if (this.answer !== undefined) this.observers.push(this.answer);
+    this.writeObservers = this.trace === undefined ? [] : [this.trace];
   }
 
   /** Counts the stream as open (metrics, and graceful shutdown ends it); once, however often it is called. */
@@ -95,10 +104,13 @@ export class StreamRelay {
     this.unregister();
   }
 
-  /** Reads until the first content, finish or error event (or the hold time passes), then sends the status. */
-  async hold(iterator: AsyncIterator<StreamEvent[]>): Promise<void> {
+  /**
+   * Reads until the first content, finish or error event (or the hold time passes), then runs `beforeStatus` (the
+   * stored turn's start: a store that fails it fails the request with its own status) and sends the status.
+   */
+  async hold(iterator: AsyncIterator<StreamEvent[]>, beforeStatus: () => Promise<void>): Promise<void> {
     // Opened early: the events go out as they come.
-    if (this.committed) return;
+    if (this.committed) return beforeStatus();
     const held: StreamEvent[] = [];
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<typeof HOLD_EXPIRED>((resolve) => {
@@ -127,6 +139,7 @@ export class StreamRelay {
     } finally {
       clearTimeout(timer);
     }
+    await beforeStatus();
     this.commit();
     this.batch = "";
     for (const event of held) this.send(event);
@@ -139,10 +152,7 @@ export class StreamRelay {
   private pendingNext: Promise<IteratorResult<StreamEvent[]>> | undefined;
 
   attachStore(writer: StreamingMessageWriter | undefined): void {
-    this.store = writer;
-    const pending = this.pendingForStore ?? [];
-    this.pendingForStore = undefined;
-    if (writer !== undefined) for (const event of pending) writer.push(event);
+    this.store.attach(writer);
   }
 
   async pump(iterator: AsyncIterator<StreamEvent[]>): Promise<void> {
@@ -161,16 +171,36 @@ export class StreamRelay {
     if (!this.sawFinish && !this.sawError) {
       this.writeError({ type: "api_error", message: "upstream ended the stream before the answer was complete" });
     }
-    // The answer as the client got it, folded once: for its trace and for keeping it.
-    const answer = this.answer?.snapshot();
-    this.answer = undefined;
-    if (answer !== undefined && this.tracing) this.recordAnswerLossy(answer);
-    // A stateful turn's answer is complete in the store before the client sees the end of the stream, so
-    // that a next turn sent at once finds it.
     this.stopPings();
-    await this.closeStore();
-    if (answer !== undefined && this.sawFinish && !this.sawError) await this.keepAnswer(answer);
+    await this.settle();
     this.end();
+  }
+
+  /**
+   * The answer's side jobs, before the client sees the end: its trace's loss report, then the stored turn and the
+   * kept answer, complete before the stream's end (its finish, held back unencoded in `heldEnd`) goes out, so that a
+   * next turn sent at once finds them. What could not be kept whole gets an error event in place of that end: the
+   * client is never told a turn was kept when it was not.
+   */
+  private async settle(): Promise<void> {
+    const answer = this.answer?.answer();
+    if (answer !== undefined) this.trace?.answerLossy(answer);
+    const whole = this.sawFinish && !this.sawError && !this.ctx.clientGone.aborted;
+    let failure = await this.store.close(whole);
+    if (failure === undefined && whole && answer !== undefined) failure = await this.keepAnswer(answer);
+    const heldEnd = this.heldEnd ?? [];
+    this.heldEnd = undefined;
+    if (failure === undefined) {
+      for (const event of heldEnd) this.write(this.encoder.encode(event));
+      return;
+    }
+    this.state.logger.error({ requestId: this.ctx.requestId, err: failure.message }, "answer not kept");
+    if (!whole) return;
+    this.writeError({
+      type: "api_error",
+      message: `the answer was not kept whole in the store, so this turn did not complete: ${failure.message}`,
+      status: 503,
+    });
   }
 
   private commit(): void {
@@ -204,19 +234,26 @@ export class StreamRelay {
       this.writeError(patched.error);
       return true;
     }
-    if (this.answer !== undefined) this.traceEvent(patched);
-    if (this.store) this.store.push(patched);
-    else this.pendingForStore?.push(patched);
+    for (const observer of this.observers) observer.event?.(patched);
+    if (this.heldEnd !== undefined) {
+      this.heldEnd.push(patched);
+      return true;
+    }
     if (
       patched.type === "finish" &&
       (this.exchange.conversationId !== undefined || this.exchange.keepAnswer !== undefined)
-    )
-      this.tail = "";
+    ) {
+      this.heldEnd = [patched];
+      return true;
+    }
     return this.write(this.encoder.encode(patched));
   }
 
-  /** Stateful turns: the end of the stream, held back until the answer is stored (see `pump`). */
-  private tail: string | undefined;
+  /**
+   * A kept turn's finish and anything after it, not yet encoded: they go out once the answer is kept, or an error
+   * event goes in their place (see `settle`). Held as events, since an encoder that wrote its end takes no error.
+   */
+  private heldEnd: StreamEvent[] | undefined;
 
   /** While set, writes collect here and go out together in `flushBatch`. */
   private batch: string | undefined;
@@ -227,29 +264,18 @@ export class StreamRelay {
     return this.write(text);
   }
 
+  /** The event as the client gets it: its model, and the input estimate where the upstream counted nothing. */
   private patch(event: StreamEvent): StreamEvent {
-    const { exchange, ctx, state } = this;
+    const { exchange } = this;
     switch (event.type) {
       case "message-start":
         return { ...event, model: exchange.request.clientModel, usage: withInputEstimate(event.usage, exchange) };
       case "finish": {
         this.sawFinish = true;
         const usage = { ...event.usage, ...withInputEstimate(event.usage, exchange) } as typeof event.usage;
-        ctx.log.inputTokens = usage.inputTokens;
-        ctx.log.outputTokens = usage.outputTokens;
-        const provider = exchange.provider.config.name;
-        state.metrics.tokens.inc({ direction: "input", provider }, usage.inputTokens);
-        state.metrics.tokens.inc({ direction: "output", provider }, usage.outputTokens);
         return { ...event, usage };
       }
       default:
-        if (!this.firstContentSeen && isContent(event)) {
-          this.firstContentSeen = true;
-          const elapsed = performance.now() - ctx.startedAt;
-          ctx.log.firstTokenMs = Math.round(elapsed * 100) / 100;
-          exchange.trace.timings.firstTokenMs = elapsed;
-          state.metrics.firstToken.observe({ provider: exchange.provider.config.name }, elapsed / 1000);
-        }
         return event;
     }
   }
@@ -259,23 +285,9 @@ export class StreamRelay {
       this.batch += text;
       return true;
     }
-    if (this.tail !== undefined) {
-      this.tail += text;
-      return true;
-    }
     if (text === "" || this.ctx.res.destroyed) return true;
     this.lastWriteAt = performance.now();
-    if (this.tracing && this.exchange.trace.clientResponse.length < this.state.config.traces.maxBodyBytes) {
-      streamArrivals(this.exchange).clientResponse.push(
-        this.exchange.trace.clientResponse.length,
-        arrivalMs(this.ctx.startedAt, this.lastWriteAt),
-      );
-      this.exchange.trace.clientResponse = appendCapped(
-        this.exchange.trace.clientResponse,
-        text,
-        this.state.config.traces.maxBodyBytes,
-      );
-    }
+    for (const observer of this.writeObservers) observer.written?.(text, this.lastWriteAt);
     return this.ctx.res.write(text);
   }
 
@@ -292,35 +304,20 @@ export class StreamRelay {
     });
   }
 
-  private traceEvent(event: StreamEvent): void {
-    try {
-      this.answer?.push(event);
-    } catch {
-      // An order the accumulator refuses: the trace goes without its loss report, the stream goes on.
-      this.answer = undefined;
-    }
-  }
-
-  private async keepAnswer(answer: ConversationResponse): Promise<void> {
+  /** Keeps a finished answer for later turns (the client's `store`); the failure, when it was not kept. */
+  private async keepAnswer(answer: ConversationResponse): Promise<Error | undefined> {
     try {
       await this.exchange.keepAnswer?.(answer);
+      return undefined;
     } catch (error) {
-      this.state.logger.error({ requestId: this.ctx.requestId, err: (error as Error).message }, "answer not kept");
-    }
-  }
-
-  private recordAnswerLossy(answer: ConversationResponse): void {
-    try {
-      const request = this.exchange.request;
-      this.exchange.trace.responseLossy = request.format.client.streamedAnswerLossy(answer, encodeOptions(request));
-    } catch (error) {
-      // The trace must never break the stream it describes.
-      this.state.logger.warn({ requestId: this.ctx.requestId, err: (error as Error).message }, "answer not traced");
+      return error instanceof Error ? error : new Error(String(error));
     }
   }
 
   private writeError(error: StreamError): void {
     this.sawError = true;
+    // The status line said 200, but the exchange failed: its trace says how, so that it is found among failures.
+    this.exchange.trace.status = error.status ?? statusForErrorType(isErrorType(error.type) ? error.type : "api_error");
     this.ctx.log.errorType = error.type;
     this.state.metrics.errors.inc({ type: error.type });
     // An upstream's error text can echo what it was sent, keys included: none reaches the client.
@@ -354,9 +351,8 @@ export class StreamRelay {
     if (this.finished) return;
     this.finished = true;
     this.flushBatch();
-    const tail = this.tail ?? "";
-    this.tail = undefined;
-    this.write(tail + this.encoder.end());
+    this.heldEnd = undefined;
+    this.write(this.encoder.end());
     this.ctx.res.end();
   }
 
@@ -364,19 +360,10 @@ export class StreamRelay {
     if (this.pingTimer) clearInterval(this.pingTimer);
   }
 
+  /** A stream that ended by an exception: the stored answer stays marked incomplete. */
   async closeStore(): Promise<void> {
-    const writer = this.store;
-    if (writer === undefined) return;
-    this.store = undefined;
-    try {
-      if (this.sawFinish && !this.sawError && !this.ctx.clientGone.aborted) await writer.complete();
-      else await writer.abort();
-    } catch (error) {
-      this.state.logger.error({ requestId: this.ctx.requestId, err: (error as Error).message }, "store write failed");
-    }
+    const failure = await this.store.close(false);
+    if (failure !== undefined)
+      this.state.logger.error({ requestId: this.ctx.requestId, err: failure.message }, "store write failed");
   }
-}
-
-export function isContent(event: StreamEvent): boolean {
-  return event.type !== "message-start" && event.type !== "finish" && event.type !== "error";
 }

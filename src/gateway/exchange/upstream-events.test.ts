@@ -96,3 +96,36 @@ describe("upstream event batches", () => {
     expect(deltas(batches)).toEqual(["thinking:用户用中文说"]);
   });
 });
+
+describe("an upstream that sends nothing but keep-alive comments", () => {
+  async function* commentsEvery(ms: number, count: number): AsyncGenerator<Uint8Array> {
+    yield new TextEncoder().encode(frame({ role: "assistant", content: "" }));
+    for (let index = 0; index < count; index++) {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      yield new TextEncoder().encode(": keep-alive\n\n");
+    }
+  }
+
+  test("ends with a timeout once no message has come for the quiet limit, comments or not", async () => {
+    const decoder = formatAdapter("openai").upstream.streamDecoder();
+    const iterator = upstreamEventBatches(commentsEvery(20, 50), decoder, undefined, undefined, 100);
+    await iterator.next();
+    const started = performance.now();
+    await expect(iterator.next()).rejects.toMatchObject({ type: "timeout_error" });
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  test("comments between messages within the limit change nothing", async () => {
+    const chunks = [frames[0]!, ": keep-alive\n\n", ...frames.slice(1)];
+    const iterator = upstreamEventBatches(
+      body(chunks),
+      formatAdapter("openai").upstream.streamDecoder(),
+      undefined,
+      undefined,
+      10_000,
+    );
+    const batches: StreamEvent[][] = [];
+    for (let result = await iterator.next(); !result.done; result = await iterator.next()) batches.push(result.value);
+    expect(deltas(batches)).toEqual(deltas(await collect(frames)));
+  });
+});

@@ -1,4 +1,4 @@
-import type { IncrementalDecoder, StreamEvent } from "../../core/index.js";
+import { type IncrementalDecoder, type StreamEvent, UpstreamError } from "../../core/index.js";
 import { coalesceDeltas } from "../../stream/coalesce.js";
 import { SseDecoder, type SseMessage } from "../../stream/sse.js";
 import { Utf8Stream } from "../../upstream/utf8-stream.js";
@@ -15,19 +15,33 @@ export function upstreamEventBatches(
   decoder: IncrementalDecoder<SseMessage>,
   onChunk?: (text: string) => void,
   maxEventCharacters?: number,
+  quietLimitMs = Number.POSITIVE_INFINITY,
 ): AsyncIterator<StreamEvent[]> {
-  return new EventBatches(body[Symbol.asyncIterator](), decoder, onChunk, new SseDecoder(maxEventCharacters));
+  return new EventBatches(
+    body[Symbol.asyncIterator](),
+    decoder,
+    onChunk,
+    new SseDecoder(maxEventCharacters),
+    quietLimitMs,
+  );
 }
 
 class EventBatches implements AsyncIterator<StreamEvent[]> {
   private done = false;
   private readonly utf8 = new Utf8Stream();
+  /** When the last SSE message came: bytes that hold none (keep-alive comments) do not count. */
+  private lastMessageAt = performance.now();
 
   constructor(
     private readonly source: AsyncIterator<Uint8Array>,
     private readonly decoder: IncrementalDecoder<SseMessage>,
     private readonly onChunk: ((text: string) => void) | undefined,
     private readonly sse: SseDecoder,
+    /**
+     * How long an upstream may send bytes that hold no message (only `: keep-alive` comments): the socket's idle
+     * timeout never fires while they come, so without this such an upstream would hold the stream open forever.
+     */
+    private readonly quietLimitMs: number,
   ) {}
 
   async next(): Promise<IteratorResult<StreamEvent[]>> {
@@ -46,11 +60,25 @@ class EventBatches implements AsyncIterator<StreamEvent[]> {
       if (text === "") continue;
       this.onChunk?.(text);
       const messages = this.sse.push(text);
-      if (messages.length === 0) continue;
+      if (messages.length === 0) {
+        this.checkQuiet();
+        continue;
+      }
+      this.lastMessageAt = performance.now();
       const events = decodeAll(this.decoder, messages);
       if (events.length > 0) return { value: coalesceDeltas(events), done: false };
     }
     return { value: undefined, done: true };
+  }
+
+  private checkQuiet(): void {
+    const quietMs = performance.now() - this.lastMessageAt;
+    if (quietMs <= this.quietLimitMs) return;
+    throw new UpstreamError(
+      "timeout_error",
+      `upstream sent nothing but keep-alive comments for ${Math.round(quietMs)} ms (timeouts.idleMs)`,
+      { retryable: false },
+    );
   }
 
   async return(): Promise<IteratorResult<StreamEvent[]>> {

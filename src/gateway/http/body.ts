@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../text/json-depth.js";
 import type { Context } from "./context.js";
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.js";
 
 /**
  * Reads and parses a JSON request body. Bad input is a 4xx naming what is wrong: a content type that is not

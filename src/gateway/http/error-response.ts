@@ -1,4 +1,10 @@
-import { type ErrorType, InvalidRequestError, isParleyError, UpstreamError } from "../../core/index.js";
+import {
+  type ContextOverflow,
+  type ErrorType,
+  InvalidRequestError,
+  isParleyError,
+  UpstreamError,
+} from "../../core/index.js";
 import { formatAdapter } from "../../formats/registry.js";
 import { AnsweredError } from "./answered-error.js";
 import type { ApiShape, Context } from "./context.js";
@@ -14,6 +20,7 @@ export interface ErrorDescription {
   /** Anthropic's `error.details`. */
   details?: Record<string, unknown>;
   headers?: Record<string, string>;
+  contextOverflow?: ContextOverflow;
 }
 
 /** What an error becomes on the wire. Anything that is not a ParleyError is a bug: a 500 that hides details. */
@@ -32,6 +39,7 @@ export function describeError(error: unknown, requestId: string): ErrorDescripti
     message: error.message,
     param: error instanceof InvalidRequestError ? (error.path ?? null) : null,
   };
+  if (error.contextOverflow !== undefined) description.contextOverflow = error.contextOverflow;
   if (error instanceof UpstreamError && error.retryAfterMs !== undefined) {
     description.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
   }

@@ -70,16 +70,22 @@ export function apiForPath(path: string): ApiShape {
   return owner?.id ?? PARLEY_FORMAT;
 }
 
+/**
+ * A segment in braces captures the whole segment (`{id}`), or its head before a literal tail
+ * (`{model}:generateContent`, Google's custom methods).
+ */
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
   if (pattern.length !== parts.length) return undefined;
   const params: Record<string, string> = {};
   for (let index = 0; index < pattern.length; index++) {
     const expected = pattern[index]!;
     const actual = parts[index]!;
-    if (expected.startsWith("{") && expected.endsWith("}")) {
-      if (actual === "") return undefined;
+    const close = expected.startsWith("{") ? expected.indexOf("}") : -1;
+    if (close !== -1) {
+      const tail = expected.slice(close + 1);
+      if (actual.length <= tail.length || !actual.endsWith(tail)) return undefined;
       try {
-        params[expected.slice(1, -1)] = decodeURIComponent(actual);
+        params[expected.slice(1, close)] = decodeURIComponent(actual.slice(0, actual.length - tail.length));
       } catch {
         return undefined;
       }

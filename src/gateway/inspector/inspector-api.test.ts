@@ -1,8 +1,8 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { getJson, type Json, postJson, startTestGateway } from "../../../test/support/gateway-harness.js";
+import { getJson, type Json, postJson, postStream, startTestGateway } from "../../../test/support/gateway-harness.js";
 import { runClaudeCodeLikeSession, SESSION_MODEL, traceOf } from "../../../test/support/inspector-session.js";
-import { type ScriptedUpstream, startScriptedUpstream } from "../../../test/support/scripted-upstream.js";
+import { openaiFrames, type ScriptedUpstream, startScriptedUpstream } from "../../../test/support/scripted-upstream.js";
 import type { RunningGateway } from "../server.js";
 
 /**
@@ -273,5 +273,42 @@ describe("one conversation", () => {
     expect(previous.by).toBe("conversation");
     expect(previous.previous.id).toBe(turns[0]);
     expect((await api(`/inspect/api/conversations/${id}`, OTHER_KEY)).status).toBe(404);
+  });
+});
+
+describe("secrets stay out of every view", () => {
+  test("a key the stored bodies hold apart (escaped, or split across stream chunks) is not put back together", async () => {
+    const escapedKey = `\\u0073${KEY.slice(1)}`;
+    const text = `{"model":"${SESSION_MODEL}","max_tokens":20,"stream":true,"messages":[{"role":"user","content":"my key is ${escapedKey}"}]}`;
+    const chunk = (content: string, finish: string | null = null) => ({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+    });
+    upstream.enqueue({
+      kind: "sse",
+      frames: openaiFrames([chunk("Yours is sk-pro"), chunk("j-Zq81Lm29Xk44Tb77"), chunk(".", "stop")]),
+    });
+    const reply = await postStream(`${gateway.url}/v1/messages`, JSON.parse(text.replace(escapedKey, KEY)), {
+      "x-api-key": KEY,
+    });
+    expect(reply.status).toBe(200);
+    // The client's own text, with its key \u-escaped, sent as it was typed.
+    const sent = await request(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": KEY },
+      body: text,
+    });
+    await sent.body.text();
+    upstream.enqueue({ kind: "sse", frames: openaiFrames([chunk("ok", "stop")]) });
+    for (const replied of [reply, { headers: sent.headers as Json }]) {
+      const trace = await traceOf(gateway, replied);
+      const view = await api(`/inspect/api/traces/${trace.id}`);
+      expect(view.status).toBe(200);
+      expect(view.text).not.toContain(KEY.slice(3));
+      expect(view.text).not.toContain("proj-Zq81Lm29Xk44Tb77");
+    }
   });
 });

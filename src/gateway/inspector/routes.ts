@@ -1,13 +1,15 @@
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
 import { PARLEY_FORMAT } from "../../formats/registry.js";
-import type { ConversationStore, TraceQuery, TraceRecord, TraceSummary } from "../../store/types.js";
+import { conversationView, rowOf } from "../../inspect/conversation-view.js";
+import { exchangeView } from "../../inspect/exchange-view.js";
+import type { Store } from "../../store/open-store.js";
+import { redactView } from "../../store/traces/redact.js";
+import type { TraceQuery, TraceRecord, TraceSummary } from "../../store/traces/trace-store.js";
 import { type Context, sendJson } from "../http/context.js";
 import type { Router } from "../http/router.js";
 import type { GatewayState } from "../state.js";
 import { PAGE_HTML, pageAssets } from "./assets.js";
-import { conversationView, rowOf } from "./conversation-view.js";
-import { exchangeView } from "./exchange-view.js";
-import { previousView } from "./previous-view.js";
+import { previousExchange } from "./previous-trace.js";
 import { inspectorGuard } from "./security.js";
 
 /** The most traces one list request returns. */
@@ -38,13 +40,13 @@ export function addInspectorRoutes(router: Router, state: GatewayState): Router 
   route("/inspect", false, async (ctx) => sendText(ctx, 200, "text/html; charset=utf-8", PAGE_HTML));
   route("/inspect/assets/{name}", false, async (ctx) => serveAsset(ctx));
   route("/inspect/api/traces", true, async (ctx) => {
-    const page = await store(state).listTraces(listQuery(ctx, state));
+    const page = await store(state).traces.list(listQuery(ctx, state));
     sendJson(ctx, 200, { traces: page.traces.map(rowOf), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
   });
   route("/inspect/api/traces/{id}", true, async (ctx) => {
     const trace = await visibleTrace(ctx, state);
     const upstream = trace.provider === undefined ? undefined : state.providers[trace.provider]?.adapter;
-    sendJson(ctx, 200, exchangeView(trace, upstream));
+    sendJson(ctx, 200, redactView(exchangeView(trace, upstream), state.secrets));
   });
   route("/inspect/api/traces/{id}/raw", true, async (ctx) => {
     const trace = await visibleTrace(ctx, state);
@@ -57,13 +59,21 @@ export function addInspectorRoutes(router: Router, state: GatewayState): Router 
   });
   route("/inspect/api/traces/{id}/previous", true, async (ctx) => {
     const trace = await visibleTrace(ctx, state);
-    sendJson(ctx, 200, await previousView(store(state), trace, tenantOf(ctx, state)));
+    sendJson(
+      ctx,
+      200,
+      redactView(await previousExchange(store(state).traces, trace, tenantOf(ctx, state)), state.secrets),
+    );
   });
   route("/inspect/api/conversations/{id}", true, async (ctx) => {
     const id = ctx.params.id!;
-    const stored = await store(state).loadConversation(id, { owner: ctx.tenant });
+    const stored = await store(state).conversations.load(id, { owner: ctx.tenant });
     if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
-    sendJson(ctx, 200, conversationView(id, stored, await conversationTraces(ctx, state, id)));
+    sendJson(
+      ctx,
+      200,
+      redactView(conversationView(id, stored, await conversationTraces(ctx, state, id)), state.secrets),
+    );
   });
   return router;
 }
@@ -73,7 +83,7 @@ function tenantOf(ctx: Context, state: GatewayState): string | undefined {
   return state.keys.enabled ? ctx.tenant : undefined;
 }
 
-function store(state: GatewayState): ConversationStore {
+function store(state: GatewayState): Store {
   if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
   return state.store;
 }
@@ -81,7 +91,7 @@ function store(state: GatewayState): ConversationStore {
 /** Another tenant's trace is not found, exactly as an unknown id. */
 async function visibleTrace(ctx: Context, state: GatewayState): Promise<TraceRecord> {
   const id = ctx.params.id!;
-  const trace = await store(state).getTrace(id);
+  const trace = await store(state).traces.get(id);
   const tenant = tenantOf(ctx, state);
   if (trace === undefined || (tenant !== undefined && trace.tenant !== tenant)) {
     throw new ParleyError("not_found_error", `no trace with id or request id '${id}'`);
@@ -125,7 +135,7 @@ async function conversationTraces(ctx: Context, state: GatewayState, id: string)
   const tenant = tenantOf(ctx, state);
   if (tenant !== undefined) query.tenant = tenant;
   while (traces.length < CONVERSATION_TRACES) {
-    const page = await store(state).listTraces(query);
+    const page = await store(state).traces.list(query);
     traces.push(...page.traces);
     if (page.nextCursor === undefined) break;
     query.cursor = page.nextCursor;

@@ -173,7 +173,11 @@ export class ModelCatalogue {
     entry.stale = false;
     entry.inFlight = this.discover(discoveryTarget(runtime, this.options))
       .then(
-        (outcome) => apply(entry, outcome),
+        (outcome) => {
+          apply(entry, outcome);
+          if (outcome.status === "listed" && outcome.owners !== undefined)
+            runtime.connection.recogniseServer?.(outcome.owners);
+        },
         (error: unknown) => apply(entry, { status: "not-listed", cause: (error as Error).message }),
       )
       .finally(() => {
@@ -200,18 +204,26 @@ function apply(entry: Entry, outcome: DiscoveryOutcome): void {
 }
 
 function discoveryTarget(runtime: ProviderRuntime, options: CatalogueOptions): DiscoveryTarget {
-  const { config } = runtime;
-  const headers: Record<string, string> = { ...config.headers };
-  if (config.apiKey !== undefined) {
-    if (config.type === "anthropic") headers["x-api-key"] = config.apiKey;
-    else headers.authorization = `Bearer ${config.apiKey}`;
-  }
-  if (config.type === "anthropic") headers["anthropic-version"] = config.anthropicVersion;
+  const { config, connection } = runtime;
+  const own = connection.discovery;
+  const parse = own.parse?.bind(own);
   return {
     baseUrl: config.baseUrl,
-    type: config.type,
-    headers,
-    ...(runtime.connection.modelFacts === undefined ? {} : { server: runtime.connection.modelFacts.preset }),
+    headers: own.headers,
+    modelsUrl: own.url,
+    // A list read by its API's own parser names its own path as where the limits came from.
+    ...(parse === undefined
+      ? {}
+      : {
+          parse: (json: unknown) =>
+            parse(json)?.map((model) =>
+              model.contextWindow !== undefined || model.maxOutputTokens !== undefined
+                ? { ...model, limitSource: `GET ${new URL(own.url).pathname}` }
+                : model,
+            ),
+        }),
+    ...(connection.modelFacts === undefined ? {} : { server: connection.modelFacts.preset }),
+    ...(connection.recogniseServer === undefined ? {} : { owners: true }),
     timeoutMs: options.timeoutMs,
     secrets: options.secrets,
   };

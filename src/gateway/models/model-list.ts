@@ -1,6 +1,6 @@
 import { ParleyError } from "../../core/index.js";
 import type { FormatAdapter, ModelInfo } from "../../formats/adapter.js";
-import { formatAdapter } from "../../formats/registry.js";
+import { FORMATS, orList } from "../../formats/registry.js";
 import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { targetModel } from "./route-model.js";
@@ -12,18 +12,30 @@ import { targetModel } from "./route-model.js";
  */
 
 /**
- * Which API's shape a client wants: `?format=openai|anthropic` when given; else OpenAI's for a client that sends
- * `Authorization: Bearer` without `anthropic-version` or `x-api-key` (the OpenAI SDK), and the route's own API's
- * for everyone else (Claude Code and the Anthropic SDK send `anthropic-version`).
+ * Which API's shape a client wants: `?format=<id>` when given (a format that offers its list shape on the shared
+ * route: one with `marks`); else that of the format whose clients' marks the request carries (`anthropic-version`; an
+ * `Authorization: Bearer` alone, as the OpenAI SDK sends it), and the route's own API's for everyone else.
  */
 export function listFormat(ctx: Context, routeFormat: FormatAdapter): FormatAdapter {
-  const format = ctx.query.get("format");
-  if (format === "openai" || format === "anthropic") return formatAdapter(format);
-  if (format !== null) throw new ParleyError("invalid_request_error", "format: must be openai or anthropic");
+  // An API whose paths are its own (Gemini's `/v1beta/`) answers its list route in its own shape.
+  if (routeFormat.client.pathPrefix !== undefined) return routeFormat;
+  const shapes = FORMATS.filter((format) => format.client.models?.marks !== undefined);
+  const asked = ctx.query.get("format");
+  if (asked !== null) {
+    const chosen = shapes.find((format) => format.id === asked);
+    if (chosen === undefined) {
+      throw new ParleyError("invalid_request_error", `format: must be ${orList(shapes.map((format) => format.id))}`);
+    }
+    return chosen;
+  }
   const headers = ctx.req.headers;
-  if (headers["anthropic-version"] !== undefined || headers["x-api-key"] !== undefined) return routeFormat;
+  const marked = shapes.find((format) =>
+    format.client.models?.marks?.headers?.some((name) => headers[name] !== undefined),
+  );
+  if (marked !== undefined) return marked;
   const authorization = headers.authorization;
-  return typeof authorization === "string" && /^bearer\s/i.test(authorization) ? formatAdapter("openai") : routeFormat;
+  if (typeof authorization !== "string" || !/^bearer\s/i.test(authorization)) return routeFormat;
+  return shapes.find((format) => format.client.models?.marks?.bearer === true) ?? routeFormat;
 }
 
 const startedAt = new Date().toISOString();

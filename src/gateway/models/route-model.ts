@@ -1,4 +1,5 @@
 import { ParleyError } from "../../core/index.js";
+import { findUpstreamType } from "../../formats/registry.js";
 import { globMatches, type ResolvedRoute } from "../config/routing.js";
 import type { ProviderConfig } from "../config/types.js";
 import type { GatewayState } from "../state.js";
@@ -36,8 +37,7 @@ export interface ModelTarget {
 export function targetModel(state: GatewayState, clientModel: string): ModelTarget {
   const { provider, model } = chooseProvider(state, clientModel);
   if (model !== undefined) return { provider, upstreamModel: model };
-  // Anthropic-format upstreams take their own names and aliases (DeepSeek's maps `claude-*` itself).
-  if (provider.type === "anthropic") return { provider, upstreamModel: clientModel };
+  if (takesClientModelNames(provider)) return { provider, upstreamModel: clientModel };
   const listing = state.catalogue.models(provider.name);
   if (listing.status !== "listed") return { provider, upstreamModel: provider.defaultModel ?? clientModel };
   if (listing.models.has(clientModel)) return { provider, upstreamModel: clientModel };
@@ -72,6 +72,11 @@ function notServedMessage(provider: ProviderConfig, clientModel: string, served:
     `model '${clientModel}' is not served by ${provider.baseUrl}, which serves ${shown}${more}: ask for one of ` +
     `those, or choose the model other names go to with ${defaultModelSetting(provider)}`
   );
+}
+
+/** Whether the provider's API takes a client's model name as sent (its own names and aliases), whatever it lists. */
+export function takesClientModelNames(provider: ProviderConfig): boolean {
+  return findUpstreamType(provider.type)?.upstream.takesClientModelNames === true;
 }
 
 /** Where a provider's default model is set, as a person would change it. */

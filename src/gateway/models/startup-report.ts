@@ -2,7 +2,7 @@ import type { ProviderConfig } from "../config/types.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import type { GatewayState } from "../state.js";
 import type { ResolvedLimits } from "./catalogue.js";
-import { baseUrlSetting, defaultModelSetting } from "./route-model.js";
+import { baseUrlSetting, defaultModelSetting, takesClientModelNames } from "./route-model.js";
 
 /** Models named on a start-up line; the rest are counted. */
 const SHOWN_MODELS = 6;
@@ -50,7 +50,7 @@ function kind(runtime: ProviderRuntime): string {
 }
 
 function whereNamesGo(state: GatewayState, config: ProviderConfig, listed: number): string {
-  if (config.type === "anthropic") return "model names go as the client sends them";
+  if (takesClientModelNames(config)) return "model names go as the client sends them";
   if (config.defaultModel !== undefined) {
     const limits = describeLimits(state.catalogue.limits(config.name, config.defaultModel));
     return `names it does not serve go to ${config.defaultModel} (${limits}; set by ${defaultModelSetting(config)})`;

@@ -1,8 +1,8 @@
 import { InvalidRequestError, ParleyError } from "../../core/index.js";
 import type { FormatAdapter, ProviderSettings } from "../../formats/adapter.js";
 import { FORMAT_IDS, findFormat, formatAdapter, orList, PARLEY_FORMAT } from "../../formats/registry.js";
+import type { ConversationStore, CreateOptions, StoredMessage } from "../../store/conversations/conversation-store.js";
 import { ConversationExistsError } from "../../store/errors.js";
-import type { ConversationStore, CreateOptions, StoredMessage } from "../../store/types.js";
 import { messageSources } from "../exchange/message-sources.js";
 import { expectObject, readJsonBodyText, readOptionalJsonBody } from "../http/body.js";
 import { type Context, sendJson, sendJsonText } from "../http/context.js";
@@ -11,7 +11,7 @@ import type { GatewayState } from "../state.js";
 
 function requireStore(state: GatewayState): ConversationStore {
   if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
-  return state.store;
+  return state.store.conversations;
 }
 
 /** `POST /v1/conversations`: `201 {"id"}`. An empty body is fine; `{"id"?, "metadata"?}` are honoured. */
@@ -30,7 +30,7 @@ export async function handleCreateConversation(ctx: Context, state: GatewayState
   if (body.metadata !== undefined) options.metadata = expectObject(body.metadata, "metadata");
   let created: { id: string };
   try {
-    created = await store.createConversation(options);
+    created = await store.create(options);
   } catch (error) {
     // Ids are unique across tenants: one taken by another is taken all the same (its content stays theirs).
     if (error instanceof ConversationExistsError) {
@@ -55,10 +55,10 @@ export async function handleAppendMessages(ctx: Context, state: GatewayState): P
   const body = expectObject(value);
   const { messages } = OWN_FORMAT.history.toCore(body.messages);
   const owner = ctx.tenant;
-  if (!(await store.hasConversation(id, { owner }))) {
+  if (!(await store.has(id, { owner }))) {
     throw new ParleyError("not_found_error", `conversation '${id}' not found`);
   }
-  const stored = await store.appendMessages(id, messages, {
+  const stored = await store.append(id, messages, {
     ...messageSources(OWN_FORMAT.id, text, messages.length),
     owner,
   });
@@ -75,7 +75,7 @@ export async function handleGetConversation(ctx: Context, state: GatewayState): 
   const id = ctx.params.id!;
   const format = findFormat(ctx.query.get("format") ?? PARLEY_FORMAT);
   if (format === undefined) throw new InvalidRequestError(`must be ${orList(FORMAT_IDS)}`, "format");
-  const stored = await store.loadConversation(id, { owner: ctx.tenant });
+  const stored = await store.load(id, { owner: ctx.tenant });
   if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${id}' not found`);
   const model = ctx.query.get("model");
   const provider =

@@ -1,6 +1,7 @@
 import { ParleyError, UpstreamError } from "../../core/index.js";
-import type { FormatAdapter } from "../../formats/adapter.js";
+import type { ClientRoute, FormatAdapter } from "../../formats/adapter.js";
 import { redactSecrets } from "../../upstream/index.js";
+import { sameApiPassthrough } from "../exchange/plan.js";
 import type { ProviderRuntime } from "../exchange/providers.js";
 import { expectObject, readJsonBody } from "../http/body.js";
 import { type Context, sendJson } from "../http/context.js";
@@ -11,23 +12,37 @@ import { countInputTokens } from "../token-count.js";
 
 /**
  * `POST /v1/messages/count_tokens`: a model routed to a provider of the client's own API that counts tokens
- * (Anthropic) is counted by that provider (its count includes the hidden tool and thinking prompts); any other
- * gets an o200k_base count of system, messages and tools (see docs/gateway.md).
+ * (Anthropic) is counted by that provider (its count includes the hidden tool and thinking prompts), as is one whose
+ * server counts Anthropic requests beside its own API (llama.cpp, through its chat template); any other gets an
+ * o200k_base count of system, messages and tools (see docs/gateway.md).
  */
-export async function handleCountTokens(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
+export async function handleCountTokens(
+  ctx: Context,
+  state: GatewayState,
+  format: FormatAdapter,
+  clientRoute: ClientRoute,
+): Promise<void> {
   const raw = expectObject(await readJsonBody(ctx, state.config.limits.maxBodyBytes));
-  const request = format.client.readCountTokensRequest!(raw);
-  const route = targetModel(state, raw.model as string);
+  const request = format.client.readCountTokensRequest!(raw, {
+    route: clientRoute,
+    params: ctx.params,
+    query: ctx.query,
+  });
+  const route = targetModel(state, request.model);
   const provider = state.providers[route.provider.name];
-  const countUrl = provider?.adapter === format ? format.passthrough?.countTokensUrl : undefined;
+  const foreignCountUrl = provider?.connection.countTokensUrlFor?.(format.id);
+  const countUrl =
+    sameApiPassthrough(format, provider)?.countTokensUrl ??
+    (foreignCountUrl === undefined ? undefined : () => foreignCountUrl);
   if (provider !== undefined && countUrl !== undefined) {
     await countUpstream(ctx, state, provider, countUrl, {
       ...raw,
-      model: route.upstreamModel ?? (raw.model as string),
+      model: route.upstreamModel ?? request.model,
     });
     return;
   }
-  sendJson(ctx, 200, { input_tokens: await countInputTokens(request) });
+  const count = await countInputTokens(request);
+  sendJson(ctx, 200, format.client.countTokensBody?.(count) ?? { input_tokens: count });
 }
 
 async function countUpstream(
@@ -38,7 +53,7 @@ async function countUpstream(
   body: Record<string, unknown>,
 ): Promise<void> {
   // Counted only for a client of the provider's own API, whose query it takes (what the API names of it).
-  const target = provider.connection.target(ctx.req.headers, false, ctx.query);
+  const target = provider.connection.target(ctx.req.headers, false, ctx.query, body.model as string);
   const response = await state.upstream.postWhole({
     url: countUrl(target.url),
     headers: target.headers,
@@ -93,7 +108,7 @@ export async function handleHello(ctx: Context): Promise<void> {
 }
 
 export async function handleMetrics(ctx: Context, state: GatewayState): Promise<void> {
-  const text = state.metrics.render(state.store?.traceStats());
+  const text = state.metrics.render(state.store?.traces.stats());
   ctx.res.writeHead(200, {
     "content-type": "text/plain; version=0.0.4; charset=utf-8",
     "content-length": Buffer.byteLength(text),

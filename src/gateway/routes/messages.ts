@@ -22,12 +22,12 @@ export async function handleAnswer(
 ): Promise<void> {
   const { value, text } = await readJsonBodyText(ctx, state.config.limits.maxBodyBytes);
   const raw = expectObject(value);
-  const converted = format.client.readRequest(raw);
+  const converted = format.client.readRequest(raw, { route, params: ctx.params, query: ctx.query });
   const conversationId = route.conversations ? headerValue(ctx, CONVERSATION_HEADER) : undefined;
   let history: Message[] = [];
   if (conversationId !== undefined) {
     if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
-    const stored = await state.store.loadConversation(conversationId, { owner: ctx.tenant });
+    const stored = await state.store.conversations.load(conversationId, { owner: ctx.tenant });
     if (stored === undefined) throw new ParleyError("not_found_error", `conversation '${conversationId}' not found`);
     history = stored.map((entry) => entry.message);
   }
@@ -64,7 +64,7 @@ export async function handleAnswer(
       ? {}
       : {
           keepAnswer: async (answer: ConversationResponse) => {
-            await state.store!.saveAnswer(
+            await state.store!.answers.save(
               {
                 id: keep,
                 createdAt: new Date().toISOString(),
@@ -95,7 +95,7 @@ async function storedAnswers(
   let history: Message[] = [];
   if (asked.previous !== undefined) {
     if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
-    const chain = await state.store.answerChain(asked.previous, { owner: ctx.tenant });
+    const chain = await state.store.answers.chain(asked.previous, { owner: ctx.tenant });
     if (chain === undefined) throw new InvalidRequestError(stored.notFound(asked.previous), stored.previousParam);
     history = chain.flatMap((answer) => answer.messages);
   }

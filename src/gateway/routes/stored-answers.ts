@@ -1,6 +1,6 @@
 import { ParleyError } from "../../core/index.js";
 import type { FormatAdapter, StoredAnswers } from "../../formats/adapter.js";
-import type { ConversationStore } from "../../store/types.js";
+import type { Store } from "../../store/open-store.js";
 import { type Context, sendJson } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 
@@ -8,7 +8,7 @@ import type { GatewayState } from "../state.js";
 export async function handleGetStoredAnswer(ctx: Context, state: GatewayState, format: FormatAdapter): Promise<void> {
   const { store, stored } = requireStored(state, format);
   const id = ctx.params.id!;
-  const answer = await store.getAnswer(id, { owner: ctx.tenant });
+  const answer = await store.answers.get(id, { owner: ctx.tenant });
   if (answer === undefined) throw new ParleyError("not_found_error", stored.notFound(id));
   sendJson(ctx, 200, answer.body);
 }
@@ -21,15 +21,12 @@ export async function handleDeleteStoredAnswer(
 ): Promise<void> {
   const { store, stored } = requireStored(state, format);
   const id = ctx.params.id!;
-  if (!(await store.deleteAnswer(id, { owner: ctx.tenant })))
+  if (!(await store.answers.delete(id, { owner: ctx.tenant })))
     throw new ParleyError("not_found_error", stored.notFound(id));
   sendJson(ctx, 200, stored.deleted(id));
 }
 
-function requireStored(
-  state: GatewayState,
-  format: FormatAdapter,
-): { store: ConversationStore; stored: StoredAnswers } {
+function requireStored(state: GatewayState, format: FormatAdapter): { store: Store; stored: StoredAnswers } {
   if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
   return { store: state.store, stored: format.client.stored! };
 }

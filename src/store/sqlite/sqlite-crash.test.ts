@@ -6,9 +6,9 @@ import { afterAll, expect, test } from "vitest";
 import type { Message } from "../../core/index.js";
 import { repair, validateFor } from "../../repair/pipeline.js";
 import { anthropicTarget } from "../../repair/test-support/targets.js";
+import { sqliteStore } from "../open-store.js";
 import { crashStreamText } from "../test-support/crash-stream.js";
 import { spawnHelper } from "../test-support/run-child.js";
-import { SqliteStore } from "./sqlite-store.js";
 
 const RUNS = 50;
 const PARALLEL = 10;
@@ -54,12 +54,12 @@ function crashOnce(path: string, conversationId: string, killAfterMs: number): P
 
 test(`a stream killed at random points (${RUNS} runs) always reopens with what was flushed`, async () => {
   const path = join(folder, "crash.db");
-  const setup = new SqliteStore(new Database(path));
+  const setup = await sqliteStore(new Database(path));
   const prompt: Message = { role: "user", parts: [{ type: "text", text: "Think, then answer." }] };
   const conversations: string[] = [];
   for (let index = 0; index < RUNS; index++) {
-    const { id } = await setup.createConversation();
-    await setup.appendMessages(id, [prompt]);
+    const { id } = await setup.conversations.create();
+    await setup.conversations.append(id, [prompt]);
     conversations.push(id);
   }
   await setup.close();
@@ -73,8 +73,8 @@ test(`a stream killed at random points (${RUNS} runs) always reopens with what w
       // Mostly mid-stream (the stream takes ~100-300 ms), sometimes before the first write or after the end.
       const run = await crashOnce(path, conversationId, Math.random() * 350);
       // Every reopen succeeds and finds the conversation whole.
-      const reopened = new SqliteStore(new Database(path));
-      const loaded = (await reopened.loadConversation(conversationId))!;
+      const reopened = await sqliteStore(new Database(path));
+      const loaded = (await reopened.conversations.load(conversationId))!;
       await reopened.close();
       expect(loaded[0]!.message).toEqual(prompt);
       expect(loaded.length).toBeLessThanOrEqual(2);

@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
+import { sqliteStore } from "../open-store.js";
 import { DEFAULT_OWNER } from "../owner.js";
-import { trace } from "../trace-contract.suite.js";
-import { TraceNotRecordedError } from "../trace-queue.js";
-import type { TraceQuery } from "../types.js";
+import { trace } from "../traces/contract.suite.js";
+import { TraceNotRecordedError } from "../traces/trace-queue.js";
+import type { TraceQuery } from "../traces/trace-store.js";
 import { sqliteMigrations } from "./migrations.js";
-import { SqliteStore } from "./sqlite-store.js";
-import { listSql } from "./traces.js";
+import { listSql } from "./trace-tables.js";
 
 const folder = mkdtempSync(join(tmpdir(), "parley-sqlite-traces-"));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -24,11 +24,11 @@ const noise = (bytes: number) => randomBytes((bytes * 3) / 4).toString("base64")
 describe("sqlite trace storage", () => {
   test("pruning gives the space back to the file system", async () => {
     const path = freshPath();
-    const store = new SqliteStore(new Database(path), { traceRetention: false });
+    const store = await sqliteStore(new Database(path), { traceRetention: false });
     for (let batch = 0; batch < 10; batch++) {
       await Promise.all(
         Array.from({ length: 30 }, (_, index) =>
-          store.recordTrace({
+          store.traces.record({
             ...trace(`t${batch}-${index}`, new Date(Date.UTC(2026, 0, 1, batch, index)).toISOString()),
             clientRequest: noise(64 * 1024),
           }),
@@ -38,9 +38,9 @@ describe("sqlite trace storage", () => {
     await store.close();
     const full = statSync(path).size;
     expect(full).toBeGreaterThan(15 * MB);
-    const reopened = new SqliteStore(new Database(path), { traceRetention: false });
-    expect(await reopened.pruneTraces({ maxCount: 10 })).toBe(290);
-    expect((await reopened.listTraces({ limit: 100 })).traces).toHaveLength(10);
+    const reopened = await sqliteStore(new Database(path), { traceRetention: false });
+    expect(await reopened.traces.prune({ maxCount: 10 })).toBe(290);
+    expect((await reopened.traces.list({ limit: 100 })).traces).toHaveLength(10);
     await reopened.close();
     expect(statSync(path).size).toBeLessThan(full / 10);
   });
@@ -89,8 +89,8 @@ describe("sqlite trace storage", () => {
     before.close();
     const full = statSync(path).size;
 
-    const store = new SqliteStore(new Database(path), { traceRetention: false });
-    const [newest] = (await store.listTraces({ limit: 1 })).traces;
+    const store = await sqliteStore(new Database(path), { traceRetention: false });
+    const [newest] = (await store.traces.list({ limit: 1 })).traces;
     expect(newest).toEqual({
       id: "old-199",
       requestId: "req-old-199",
@@ -104,15 +104,15 @@ describe("sqlite trace storage", () => {
       lossyCount: 1,
       repairCount: 0,
     });
-    const shown = (await store.getTrace("req-old-3"))!;
+    const shown = (await store.traces.get("req-old-3"))!;
     expect(JSON.parse(shown.clientRequest!).model).toBe("claude-sonnet-4-5");
     expect(shown.upstreamRequest).toBe('{"model":"deepseek-chat","messages":[]}');
     expect(shown.lossy).toEqual([{ code: "dropped", message: "x" }]);
-    expect((await store.listTraces({ hasLosses: true, limit: 500 })).traces).toHaveLength(200);
+    expect((await store.traces.list({ hasLosses: true, limit: 500 })).traces).toHaveLength(200);
     // New traces go beside the old ones; pruning counts both and frees the old rows' pages.
-    await store.recordTrace(trace("new", new Date(Date.UTC(2026, 0, 2)).toISOString()));
-    expect((await store.traceUsage()).traces).toBe(201);
-    expect(await store.pruneTraces({ maxCount: 10 })).toBe(191);
+    await store.traces.record(trace("new", new Date(Date.UTC(2026, 0, 2)).toISOString()));
+    expect((await store.traces.usage()).traces).toBe(201);
+    expect(await store.traces.prune({ maxCount: 10 })).toBe(191);
     await store.close();
     const database = new Database(path);
     expect(database.pragma("auto_vacuum", { simple: true })).toBe(2);
@@ -122,7 +122,7 @@ describe("sqlite trace storage", () => {
 
   test("responses are kept in their trace's row, not as chunks, and come back exactly", async () => {
     const path = freshPath();
-    const store = new SqliteStore(new Database(path));
+    const store = await sqliteStore(new Database(path));
     const stream = Array.from({ length: 80 }, (_, index) => `data: {"delta":"word ${index} é"}\n\n`).join("");
     const small = {
       ...trace("small", "2026-01-01T00:00:00.000Z"),
@@ -130,9 +130,9 @@ describe("sqlite trace storage", () => {
       clientResponse: '{"content":"ok"}',
     };
     const large = { ...trace("large", "2026-01-01T00:00:01.000Z"), upstreamResponse: stream, clientResponse: stream };
-    await Promise.all([store.recordTrace(small), store.recordTrace(large)]);
+    await Promise.all([store.traces.record(small), store.traces.record(large)]);
     for (const written of [small, large]) {
-      const shown = (await store.getTrace(written.id))!;
+      const shown = (await store.traces.get(written.id))!;
       expect(shown.clientResponse).toBe(written.clientResponse);
       expect(shown.upstreamResponse).toBe(written.upstreamResponse);
     }
@@ -162,33 +162,33 @@ describe("sqlite trace storage", () => {
       clientRequest: index % 3 === 0 ? noise(8 * 1024) : `${shared}${index}`,
     }));
     const first = { ...trace("again", "2026-01-01T00:00:00.000Z"), clientRequest: noise(30 * 1024) };
-    const batched = new SqliteStore(new Database(freshPath()), { traceRetention: false });
-    await batched.recordTrace(first);
+    const batched = await sqliteStore(new Database(freshPath()), { traceRetention: false });
+    await batched.traces.record(first);
     // Queued together, they go to the writer as one batch; the id already stored fails it and it is written again
     // a trace at a time.
-    await Promise.all(batch.map((one) => batched.recordTrace(one)));
-    const single = new SqliteStore(new Database(freshPath()), { traceRetention: false, traceQueue: { delayMs: 0 } });
-    await single.recordTrace(first);
-    for (const one of batch) await single.recordTrace(one);
+    await Promise.all(batch.map((one) => batched.traces.record(one)));
+    const single = await sqliteStore(new Database(freshPath()), { traceRetention: false, traceQueue: { delayMs: 0 } });
+    await single.traces.record(first);
+    for (const one of batch) await single.traces.record(one);
     for (const store of [batched, single]) {
-      expect((await store.listTraces({ limit: 200 })).traces).toHaveLength(100);
+      expect((await store.traces.list({ limit: 200 })).traces).toHaveLength(100);
       for (const one of [batch[0]!, batch[1]!, batch[70]!, batch[99]!]) {
-        expect((await store.getTrace(one.id))?.clientRequest).toBe(one.clientRequest);
+        expect((await store.traces.get(one.id))?.clientRequest).toBe(one.clientRequest);
       }
     }
-    expect(await batched.traceUsage()).toEqual(await single.traceUsage());
-    expect(batched.traceStats()).toMatchObject({ recorded: 101, failed: 0, dropped: 0 });
+    expect(await batched.traces.usage()).toEqual(await single.traces.usage());
+    expect(batched.traces.stats()).toMatchObject({ recorded: 101, failed: 0, dropped: 0 });
     await Promise.all([batched.close(), single.close()]);
   });
 
   test("a trace waits ~10 ms for others before going to the writer's thread, not the queue's 100", async () => {
-    const store = new SqliteStore(new Database(freshPath()));
+    const store = await sqliteStore(new Database(freshPath()));
     // The thread started and its statements prepared.
-    await store.recordTrace(trace("warm", "2026-01-01T00:00:00.000Z"));
+    await store.traces.record(trace("warm", "2026-01-01T00:00:00.000Z"));
     const took: number[] = [];
     for (let index = 0; index < 3; index++) {
       const started = performance.now();
-      await store.recordTrace(trace(`lone-${index}`, "2026-01-01T00:00:01.000Z"));
+      await store.traces.record(trace(`lone-${index}`, "2026-01-01T00:00:01.000Z"));
       took.push(performance.now() - started);
     }
     // A batch held 100 ms could never take less; the least of three spares a loaded machine's pauses.
@@ -198,14 +198,14 @@ describe("sqlite trace storage", () => {
 
   test("a writer that falls behind drops traces and counts them instead of queueing without bound", async () => {
     const path = freshPath();
-    const store = new SqliteStore(new Database(path), { traceQueue: { maxTraces: 3 } });
-    await store.recordTrace(trace("first", "2026-01-01T00:00:00.000Z"));
+    const store = await sqliteStore(new Database(path), { traceQueue: { maxTraces: 3 } });
+    await store.traces.record(trace("first", "2026-01-01T00:00:00.000Z"));
     // Another process holds the write lock: the writer waits on it.
     const other = new Database(path);
     other.exec("BEGIN IMMEDIATE");
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, index) =>
-        store.recordTrace(trace(`behind-${index}`, "2026-01-01T00:00:01.000Z")).then(
+        store.traces.record(trace(`behind-${index}`, "2026-01-01T00:00:01.000Z")).then(
           () => "stored",
           (error: unknown) => (error instanceof TraceNotRecordedError ? error.reason : "other"),
         ),
@@ -217,14 +217,14 @@ describe("sqlite trace storage", () => {
     );
     expect(results.filter((result) => result === "queue_full")).toHaveLength(7);
     expect(results.filter((result) => result === "stored")).toHaveLength(3);
-    expect(store.traceStats()).toEqual({ recorded: 4, dropped: 7, failed: 0, queued: 0 });
-    expect((await store.traceUsage()).traces).toBe(4);
+    expect(store.traces.stats()).toEqual({ recorded: 4, dropped: 7, failed: 0, queued: 0 });
+    expect((await store.traces.usage()).traces).toBe(4);
     other.close();
     await store.close();
   });
 
   test("every filter of a trace list reads an index newest first, never sorting what it found", async () => {
-    const store = new SqliteStore(new Database(freshPath()));
+    const store = await sqliteStore(new Database(freshPath()));
     const database = new Database(join(folder, `traces-${files - 1}.db`));
     const queries: TraceQuery[] = [
       {},

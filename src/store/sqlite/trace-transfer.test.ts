@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { QueuedTrace } from "../trace-queue.js";
+import type { QueuedTrace } from "../traces/trace-queue.js";
 import { packTraces, unpackTraces } from "./trace-transfer.js";
 
 const queued = (id: string, bodies: QueuedTrace["bodies"]): QueuedTrace => ({

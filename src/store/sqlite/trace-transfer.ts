@@ -1,4 +1,5 @@
-import type { QueuedTrace, TraceFields } from "../trace-queue.js";
+import type { QueuedTrace, TraceFields } from "../traces/trace-queue.js";
+import type { TraceRetentionPolicy } from "../traces/trace-store.js";
 
 /**
  * A batch of traces as it crosses to the writer's thread: the bodies' UTF-8 bytes in one buffer that is
@@ -57,3 +58,18 @@ export function unpackTraces(packed: PackedTraces): QueuedTrace[] {
     }),
   }));
 }
+
+/** What the writer's thread is started with. */
+export interface TraceWorkerData {
+  path: string;
+  retention: TraceRetentionPolicy;
+  secrets: readonly string[];
+}
+
+export type TraceWorkerRequest =
+  | { id: number; kind: "write"; packed: PackedTraces }
+  | { id: number; kind: "prune"; policy: TraceRetentionPolicy }
+  | { id: number; kind: "close" };
+
+/** A write's reply carries its batch's buffer back (`spare`), for the next batch. */
+export type TraceWorkerReply = { id: number; result: unknown; spare?: ArrayBuffer } | { id: number; error: string };

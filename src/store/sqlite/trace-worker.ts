@@ -1,28 +1,18 @@
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import type { TraceRetentionPolicy } from "../types.js";
-import { configureConnection } from "./connection.js";
-import { type PackedTraces, unpackTraces } from "./trace-transfer.js";
-import { SqliteTraces } from "./traces.js";
+import { configureConnection } from "./driver.js";
+import { SqliteTraceTables } from "./trace-tables.js";
+import {
+  type TraceWorkerData,
+  type TraceWorkerReply,
+  type TraceWorkerRequest,
+  unpackTraces,
+} from "./trace-transfer.js";
 
 /**
  * The SQLite trace writer's thread: its own connection to the store's file, so that redacting, chunking,
  * compressing and every disk write of a trace happen off the gateway's event loop.
  */
-export interface TraceWorkerData {
-  path: string;
-  retention: TraceRetentionPolicy;
-  secrets: readonly string[];
-}
-
-export type TraceWorkerRequest =
-  | { id: number; kind: "write"; packed: PackedTraces }
-  | { id: number; kind: "prune"; policy: TraceRetentionPolicy }
-  | { id: number; kind: "close" };
-
-/** A write's reply carries its batch's buffer back (`spare`), for the next batch. */
-export type TraceWorkerReply = { id: number; result: unknown; spare?: ArrayBuffer } | { id: number; error: string };
-
 const port = parentPort!;
 const data = workerData as TraceWorkerData;
 const database = new Database(data.path);
@@ -34,7 +24,7 @@ database.pragma("synchronous = OFF");
 database.pragma(`cache_size = ${-4 * 1024}`);
 database.pragma("mmap_size = 0");
 database.pragma("wal_autocheckpoint = 4000");
-const traces = new SqliteTraces(database, data.retention, data.secrets);
+const traces = new SqliteTraceTables(database, data.retention, data.secrets);
 
 port.on("message", (request: TraceWorkerRequest) => {
   let reply: TraceWorkerReply;

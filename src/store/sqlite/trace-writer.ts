@@ -1,11 +1,16 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Worker } from "node:worker_threads";
-import type { QueuedTrace, TraceSink } from "../trace-queue.js";
-import type { TraceRetentionPolicy } from "../types.js";
+import type { QueuedTrace, TraceSink } from "../traces/trace-queue.js";
+import type { TraceRetentionPolicy } from "../traces/trace-store.js";
 import { startWorkerThread } from "../worker-thread.js";
-import { type PackedTraces, packTraces } from "./trace-transfer.js";
-import type { TraceWorkerData, TraceWorkerReply, TraceWorkerRequest } from "./trace-worker.js";
+import {
+  type PackedTraces,
+  packTraces,
+  type TraceWorkerData,
+  type TraceWorkerReply,
+  type TraceWorkerRequest,
+} from "./trace-transfer.js";
 
 type Call =
   | { kind: "write"; packed: PackedTraces }

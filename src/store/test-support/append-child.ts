@@ -12,6 +12,7 @@ if (url === undefined || conversationId === undefined || count === undefined || 
 const store = await openStore(url, { traceRetention: false });
 process.stdout.write("ready\n");
 const batches = Number(count);
-for (let batch = 0; batch < batches; batch++) await store.appendMessages(conversationId, appendBatch(label, batch));
+for (let batch = 0; batch < batches; batch++)
+  await store.conversations.append(conversationId, appendBatch(label, batch));
 await store.close();
 process.stdout.write("done\n");

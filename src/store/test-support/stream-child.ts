@@ -14,7 +14,7 @@ if (url === undefined || conversationId === undefined || length === undefined) {
 }
 const store = await openStore(url, { traceRetention: false });
 process.stdout.write("ready\n");
-const writer = await store.startMessage(conversationId, "assistant");
+const writer = await store.conversations.startMessage(conversationId, "assistant");
 process.stdout.write(`started ${writer.seq}\n`);
 let thinking = "";
 let text = "";

@@ -1,6 +1,6 @@
+import { isObject } from "../../core/json.js";
 import {
   findJsonEnd,
-  isRecord,
   JsonBalance,
   jsonArrayElementEnds,
   NOT_CLOSED,
@@ -16,8 +16,8 @@ import { type ParsedCall, SECTION_FAILED, SECTION_OPEN, type SectionEndFinder } 
 
 /** `{"name", "arguments" | "parameters"}` (arguments as an object or as JSON text), or OpenAI's `{"function": {...}}`. */
 export function callFromObject(value: unknown): ParsedCall | undefined {
-  if (!isRecord(value)) return undefined;
-  if (isRecord(value.function) && value.name === undefined) {
+  if (!isObject(value)) return undefined;
+  if (isObject(value.function) && value.name === undefined) {
     const inner = callFromObject(value.function);
     return inner !== undefined && typeof value.id === "string" && value.id !== "" ? { ...inner, id: value.id } : inner;
   }
@@ -31,7 +31,7 @@ export function callFromObject(value: unknown): ParsedCall | undefined {
 
 function argumentsObject(value: unknown): Record<string, unknown> | undefined {
   if (value === undefined || value === null) return {};
-  if (isRecord(value)) return value;
+  if (isObject(value)) return value;
   if (typeof value === "string") return value.trim() === "" ? {} : parseJsonObject(value);
   return undefined;
 }
@@ -210,7 +210,7 @@ export function parseLlamaCalls(
     if (closedAt === NOT_JSON) return undefined;
     const end = closedAt === NOT_CLOSED ? section.length : closedAt;
     const parsed = parseLenientJson(section.slice(index, end));
-    if (parsed === undefined || !isRecord(parsed.value)) return undefined;
+    if (parsed === undefined || !isObject(parsed.value)) return undefined;
     if (!("parameters" in parsed.value) && !("arguments" in parsed.value)) return undefined;
     const call = callFromObject(parsed.value);
     if (call === undefined || (hasTools && lookup(call.name) === undefined)) return undefined;

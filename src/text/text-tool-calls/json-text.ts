@@ -1,10 +1,7 @@
 import { jsonrepair } from "jsonrepair";
+import { isObject } from "../../core/json.js";
 
 /** JSON helpers for arguments written by a model: often fine, sometimes cut short or sloppy. */
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Parses JSON text, falling back to `jsonrepair` (truncated objects, single quotes, trailing commas). */
 export function parseLenientJson(text: string): { value: unknown } | undefined {
@@ -23,7 +20,7 @@ export function parseLenientJson(text: string): { value: unknown } | undefined {
 /** Parses text that must hold a JSON object; anything else is `undefined`. */
 export function parseJsonObject(text: string): Record<string, unknown> | undefined {
   const parsed = parseLenientJson(text);
-  return parsed !== undefined && isRecord(parsed.value) ? parsed.value : undefined;
+  return parsed !== undefined && isObject(parsed.value) ? parsed.value : undefined;
 }
 
 /** `feed` answers "not closed yet", "not JSON at all", or the index just past the closing bracket. */

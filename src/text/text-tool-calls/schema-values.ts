@@ -1,5 +1,6 @@
 import type { ToolDefinition } from "../../core/conversation.js";
-import { isRecord, parseLenientJson } from "./json-text.js";
+import { isObject } from "../../core/json.js";
+import { parseLenientJson } from "./json-text.js";
 
 /**
  * XML-ish formats (Qwen3-Coder, GLM, MiniMax) write every argument as bare text; the tool's JSON
@@ -18,7 +19,7 @@ export function createToolLookup(tools: readonly ToolDefinition[] | undefined): 
 /** The schema of one parameter of a tool, or `undefined` when the tool or the parameter is unknown. */
 export function parameterSchema(tool: ToolDefinition | undefined, parameter: string): unknown {
   const schema = tool?.inputSchema;
-  if (!isRecord(schema) || !isRecord(schema.properties)) return undefined;
+  if (!isObject(schema) || !isObject(schema.properties)) return undefined;
   return Object.hasOwn(schema.properties, parameter) ? schema.properties[parameter] : undefined;
 }
 
@@ -50,7 +51,7 @@ export function typeParameterValue(raw: string, schema: unknown): unknown {
     const parsed = parseLenientJson(trimmed);
     if (parsed !== undefined) {
       const value = parsed.value;
-      if ((types.has("object") && isRecord(value)) || (types.has("array") && Array.isArray(value))) return value;
+      if ((types.has("object") && isObject(value)) || (types.has("array") && Array.isArray(value))) return value;
     }
   }
   return text;
@@ -58,7 +59,7 @@ export function typeParameterValue(raw: string, schema: unknown): unknown {
 
 /** The JSON types a schema allows, following `type` (string or list), `anyOf`/`oneOf`, `enum` and `const`. */
 export function schemaTypes(schema: unknown, into = new Set<string>(), depth = 0): Set<string> {
-  if (!isRecord(schema) || depth > 8) return into;
+  if (!isObject(schema) || depth > 8) return into;
   const type = schema.type;
   if (typeof type === "string") into.add(type);
   else if (Array.isArray(type)) for (const entry of type) if (typeof entry === "string") into.add(entry);
@@ -69,7 +70,7 @@ export function schemaTypes(schema: unknown, into = new Set<string>(), depth = 0
   if (into.size === 0) {
     const values = Array.isArray(schema.enum) ? schema.enum : "const" in schema ? [schema.const] : [];
     for (const value of values) into.add(jsonType(value));
-    if (isRecord(schema.properties)) into.add("object");
+    if (isObject(schema.properties)) into.add("object");
     if (schema.items !== undefined) into.add("array");
   }
   return into;

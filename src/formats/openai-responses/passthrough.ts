@@ -1,0 +1,107 @@
+import {
+  decodeCompaction,
+  decodeOriginSignature,
+  encodeOriginSignature,
+  type LossyEntry,
+  type Message,
+  type ReasoningOrigin,
+} from "../../core/index.js";
+import type { PassthroughRequest, SameFormatPassthrough } from "../adapter.js";
+import { ItemWriter } from "./items-from-core.js";
+import { itemsToCore } from "./items-to-core.js";
+import { reasoningText } from "./reasoning.js";
+import type { ResponsesItem, ResponsesReasoningItem } from "./wire-types.js";
+
+/**
+ * A Responses client on a Responses provider (contract invariant 14): the client's items go on as it sent them and
+ * the provider's answer comes back as it came, its reasoning items' `encrypted_content` byte for byte, as invariant 8
+ * holds for Anthropic. Parley's own state stays Parley's: `previous_response_id` becomes the stored items in front,
+ * and the provider keeps nothing (`store: false`) and seals its reasoning (`reasoning.encrypted_content`).
+ *
+ * Reasoning still goes back only to its maker. With one Responses provider (no `signatureOwner`), a sealed item the
+ * client sends is taken at its word; once there are several, each one's answers reach the client wrapped in Parley's
+ * envelope naming it, and only the provider it names gets the item out of it. Any other reasoning (another
+ * provider's, another API's, a raw item among several providers) goes as its text, reported, as does a conversation
+ * Parley compacted.
+ */
+export const responsesPassthrough: SameFormatPassthrough = {
+  request(input) {
+    const { body, upstreamModel, stored, repaired, signatureOwner, provider } = input;
+    const writer = new ItemWriter(
+      { kind: "provider", reasoning: "think-tags", ...(provider === undefined ? {} : { provider }) },
+      undefined,
+    );
+    const clientItems: ResponsesItem[] =
+      typeof body.input === "string"
+        ? [{ role: "user", content: body.input }]
+        : Array.isArray(body.input)
+          ? (body.input as ResponsesItem[])
+          : [];
+    const trigger = clientItems.find((item) => item.type === "compaction_trigger") ?? { type: "compaction_trigger" };
+    let items: ResponsesItem[];
+    if (repaired !== undefined) {
+      items = writer.messages(repaired as Message[]);
+      if (input.compact === true) items.push(trigger);
+    } else {
+      items = [...writer.messages(stored as Message[]), ...clientItems.flatMap((item) => own(item, input, writer))];
+      if (input.compact === true && !clientItems.includes(trigger)) items.push(trigger);
+    }
+    const { previous_response_id: _previous, ...rest } = body;
+    const include = Array.isArray(body.include) ? (body.include as unknown[]) : [];
+    const value = {
+      ...rest,
+      model: upstreamModel,
+      input: items,
+      store: false,
+      include: include.includes("reasoning.encrypted_content") ? include : [...include, "reasoning.encrypted_content"],
+    };
+    const lossy: LossyEntry[] = writer.lossy;
+    return { value, lossy };
+  },
+  response(body, clientModel, signatureOwner, answerId) {
+    const answer: Record<string, unknown> = { ...body, model: clientModel };
+    if (answerId !== undefined) answer.id = answerId;
+    if (signatureOwner !== undefined && Array.isArray(body.output))
+      answer.output = (body.output as ResponsesItem[]).map((item) => wrapped(item, signatureOwner, body.model));
+    return answer;
+  },
+};
+
+/** A client's item as this provider takes it: as sent, its own reasoning out of Parley's envelope, the rest as text. */
+function own(item: ResponsesItem, input: PassthroughRequest, writer: ItemWriter): ResponsesItem[] {
+  if (item.type === "compaction" && decodeCompaction(sealedOf(item)) !== undefined) return asText(item, writer);
+  if (item.type !== "reasoning") return [item];
+  const sealed = sealedOf(item);
+  const origin = decodeOriginSignature(sealed);
+  if (origin === undefined) {
+    // Raw sealed content: the only provider of this API made it; among several, no one can say whose it is.
+    return input.signatureOwner === undefined || sealed === undefined ? [item] : asText(item, writer);
+  }
+  if (origin.format === "responses" && origin.provider === input.provider && origin.sealed !== undefined) {
+    const { encrypted_content: _envelope, ...fields } = item;
+    return [{ ...fields, ...(origin.id === undefined ? {} : { id: origin.id }), encrypted_content: origin.sealed }];
+  }
+  return asText(item, writer);
+}
+
+/** An item through the core model, as any other provider's request writes it (reasoning as `<think>` text). */
+function asText(item: ResponsesItem, writer: ItemWriter): ResponsesItem[] {
+  return writer.messages(itemsToCore([item]).messages);
+}
+
+function sealedOf(item: ResponsesItem): string | undefined {
+  return typeof item.encrypted_content === "string" ? item.encrypted_content : undefined;
+}
+
+/** An answer's reasoning item for a client, its sealed content in an envelope naming its provider. */
+function wrapped(item: ResponsesItem, provider: string, model: unknown): ResponsesItem {
+  if (item.type !== "reasoning") return item;
+  const reasoning = item as ResponsesReasoningItem;
+  const sealed = sealedOf(reasoning);
+  if (sealed === undefined || decodeOriginSignature(sealed) !== undefined) return item;
+  const origin: ReasoningOrigin = { format: "responses", provider, field: reasoningText(reasoning).field };
+  if (typeof model === "string" && model !== "") origin.model = model;
+  if (typeof reasoning.id === "string") origin.id = reasoning.id;
+  origin.sealed = sealed;
+  return { ...reasoning, encrypted_content: encodeOriginSignature(origin) };
+}
