@@ -62,7 +62,7 @@ export function assistantToOpenAI(
           bindToProvider &&
           origin?.format === "openai" &&
           isChatField(origin.field) &&
-          origin.provider === context.provider;
+          (origin.provider === context.provider || clientFieldAsItCame(origin, context));
         // a signature of Anthropic's, or of another Anthropic-format provider's in its envelope
         if (
           (part.signature !== undefined && part.signature !== "" && !isOriginSignature(part.signature)) ||
@@ -215,6 +215,19 @@ const CHAT_FIELDS: ReadonlySet<string> = new Set([
   "think-tags",
   "content-parts",
 ]);
+
+/**
+ * A client's own `reasoning_content` or `reasoning` (what an upstream of no known preset sent, echoed without an
+ * envelope naming it) goes back in that field when no preset or setting chose the mode: the field it came in is the
+ * one the server answered in.
+ */
+function clientFieldAsItCame(origin: ReasoningOrigin, context: EncodeContext): boolean {
+  return (
+    context.reasoningAsItCame === true &&
+    origin.provider === undefined &&
+    (origin.field === "reasoning_content" || origin.field === "reasoning")
+  );
+}
 
 function isChatField(field: ReasoningField | undefined): boolean {
   return field !== undefined && CHAT_FIELDS.has(field);

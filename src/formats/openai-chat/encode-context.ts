@@ -19,6 +19,8 @@ export interface EncodeContext {
   reported: Set<string>;
   provider: string | undefined;
   compat: OpenAICompat | undefined;
+  /** No preset or setting chose the reasoning mode: a client's own reasoning field goes back in that field. */
+  reasoningAsItCame?: boolean;
 }
 
 export function createEncodeContext(provider: string | undefined, compat: OpenAICompat | undefined): EncodeContext {

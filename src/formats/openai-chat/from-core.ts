@@ -21,6 +21,8 @@ export interface OpenAIEncodeOptions {
   compat?: OpenAICompat;
   /** The provider the request goes to; its own reasoning goes back in the field it came in. */
   provider?: string;
+  /** No preset or setting chose `reasoning`: a client's own reasoning field goes back in that field. */
+  reasoningAsItCame?: boolean;
 }
 
 export function coreToOpenAIRequest(
@@ -28,6 +30,7 @@ export function coreToOpenAIRequest(
   options: OpenAIEncodeOptions,
 ): Converted<OpenAIChatRequest> {
   const context = createEncodeContext(options.provider, options.compat);
+  if (options.reasoningAsItCame === true) context.reasoningAsItCame = true;
   const history = request.system === undefined ? request.messages : [request.system, ...request.messages];
   const messages = encodeMessages(history, options, context);
   const body = requestFieldsToOpenAI(request, messages, options.compat, context);

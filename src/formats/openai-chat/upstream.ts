@@ -107,7 +107,15 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
     },
     target: bearerTarget(provider, endpoint, OPENAI_FORWARDED),
     encodeRequest(request) {
-      const converted = coreToOpenAIRequest(request, { reasoning, compat, provider: provider.name });
+      // Without a preset (named or known from the URL) or a setting, the mode is no one's choice: a client's
+      // reasoning field goes as it came.
+      const asItCame = provider.reasoning === undefined && provider.preset === undefined && compat.id === "generic";
+      const converted = coreToOpenAIRequest(request, {
+        reasoning,
+        compat,
+        provider: provider.name,
+        ...(asItCame ? { reasoningAsItCame: true } : {}),
+      });
       const body = converted.value as unknown as Record<string, unknown>;
       if (request.stream && body.stream_options === undefined && compat.streamUsage !== false) {
         // Usage arrives only when asked for; clients' context meters depend on it.

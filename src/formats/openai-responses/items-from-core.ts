@@ -369,7 +369,7 @@ export function callStatus(part: ToolCallPart, form: CallForm, status: string | 
 }
 
 /** What the OpenAI SDK's parse and stream helpers add to output items and parts; a client may echo them back. */
-const SDK_ONLY: ReadonlySet<string> = new Set(["parsed", "parsed_arguments"]);
+export const SDK_ONLY: ReadonlySet<string> = new Set(["parsed", "parsed_arguments"]);
 
 /** An assistant message item of an answer, as `output_item.added` (in progress) or done shows it. */
 export function messageItem(

@@ -7,10 +7,10 @@ import {
   type ReasoningOrigin,
 } from "../../core/index.js";
 import type { PassthroughRequest, SameFormatPassthrough } from "../adapter.js";
-import { ItemWriter } from "./items-from-core.js";
+import { ItemWriter, SDK_ONLY } from "./items-from-core.js";
 import { itemsToCore } from "./items-to-core.js";
 import { reasoningText } from "./reasoning.js";
-import type { ResponsesItem, ResponsesReasoningItem } from "./wire-types.js";
+import type { Json, ResponsesItem, ResponsesReasoningItem } from "./wire-types.js";
 
 /**
  * A Responses client on a Responses provider (contract invariant 14): the client's items go on as it sent them and
@@ -26,7 +26,7 @@ import type { ResponsesItem, ResponsesReasoningItem } from "./wire-types.js";
  */
 export const responsesPassthrough: SameFormatPassthrough = {
   request(input) {
-    const { body, upstreamModel, stored, repaired, signatureOwner, provider } = input;
+    const { body, upstreamModel, stored, repaired, provider } = input;
     const writer = new ItemWriter(
       { kind: "provider", reasoning: "think-tags", ...(provider === undefined ? {} : { provider }) },
       undefined,
@@ -43,7 +43,8 @@ export const responsesPassthrough: SameFormatPassthrough = {
       items = writer.messages(repaired as Message[]);
       if (input.compact === true) items.push(trigger);
     } else {
-      items = [...writer.messages(stored as Message[]), ...clientItems.flatMap((item) => own(item, input, writer))];
+      const sent = clientItems.map((item) => withoutClientFields(item, writer.lossy));
+      items = [...writer.messages(stored as Message[]), ...sent.flatMap((item) => own(item, input, writer))];
       if (input.compact === true && !clientItems.includes(trigger)) items.push(trigger);
     }
     const { previous_response_id: _previous, ...rest } = body;
@@ -87,6 +88,37 @@ function own(item: ResponsesItem, input: PassthroughRequest, writer: ItemWriter)
 /** An item through the core model, as any other provider's request writes it (reasoning as `<think>` text). */
 function asText(item: ResponsesItem, writer: ItemWriter): ResponsesItem[] {
   return writer.messages(itemsToCore([item]).messages);
+}
+
+/**
+ * An item without what only the client's side had: the ids and statuses of output items a provider that keeps
+ * nothing never stored (a reasoning or compaction item keeps its id, which its sealed content is bound to, as the
+ * translating path sends it), and what the OpenAI SDK added to the output it gave the client (`parsed_arguments`, a text's
+ * `parsed`), which a strict server refuses.
+ */
+/** Items whose sealed content is bound to their id. */
+const SEALED_ITEMS: ReadonlySet<string> = new Set(["reasoning", "compaction"]);
+
+function withoutClientFields(sent: ResponsesItem, lossy: LossyEntry[]): ResponsesItem {
+  let item = sent;
+  if (!SEALED_ITEMS.has(item.type ?? "") && (item.id !== undefined || item.status !== undefined)) {
+    const { id: _id, status: _status, ...rest } = item;
+    item = rest;
+  }
+  const strip = <T extends Record<string, unknown>>(value: T): T => {
+    if (!Object.keys(value).some((key) => SDK_ONLY.has(key))) return value;
+    if (!lossy.some((entry) => entry.code === "sdk-fields-dropped"))
+      lossy.push({
+        code: "sdk-fields-dropped",
+        message: "fields the OpenAI SDK adds to the output it gives back (parsed, parsed_arguments) are no API input",
+      });
+    return Object.fromEntries(Object.entries(value).filter(([key]) => !SDK_ONLY.has(key))) as T;
+  };
+  const content = item.content;
+  const own = strip(item);
+  if (!Array.isArray(content)) return own;
+  const parts = content.map((part) => (part !== null && typeof part === "object" ? strip(part as Json) : part));
+  return parts.every((part, index) => part === content[index]) ? own : { ...own, content: parts };
 }
 
 function sealedOf(item: ResponsesItem): string | undefined {

@@ -267,17 +267,12 @@ export class StreamRelay {
   /** The event as the client gets it: its model, and the input estimate where the upstream counted nothing. */
   private patch(event: StreamEvent): StreamEvent {
     const { exchange } = this;
-    switch (event.type) {
-      case "message-start":
-        return { ...event, model: exchange.request.clientModel, usage: withInputEstimate(event.usage, exchange) };
-      case "finish": {
-        this.sawFinish = true;
-        const usage = { ...event.usage, ...withInputEstimate(event.usage, exchange) } as typeof event.usage;
-        return { ...event, usage };
-      }
-      default:
-        return event;
-    }
+    if (event.type === "message-start")
+      return { ...event, model: exchange.request.clientModel, usage: withInputEstimate(event.usage, exchange) };
+    if (event.type !== "finish") return event;
+    this.sawFinish = true;
+    const usage = { ...event.usage, ...withInputEstimate(event.usage, exchange) } as typeof event.usage;
+    return { ...event, usage };
   }
 
   private write(text: string): boolean {
