@@ -96,15 +96,12 @@ function checkNonEmpty(messages: AnthropicMessage[]): void {
     fail("must not be empty: every message is, so nothing is left to answer", ["messages", 0, "content"]);
 }
 
-/** Content with nothing in it at all: no text but whitespace, and no block of any other kind. */
+/** Content with nothing in it at all: an empty string, no blocks, or only empty text blocks. */
 function holdsNothing(message: AnthropicMessage): boolean {
   const content: unknown = message.content;
-  if (typeof content === "string") return content.trim() === "";
+  if (typeof content === "string") return content === "";
   return (
-    Array.isArray(content) &&
-    content.every(
-      (block) => isObject(block) && block.type === "text" && typeof block.text === "string" && block.text.trim() === "",
-    )
+    Array.isArray(content) && content.every((block) => isObject(block) && block.type === "text" && block.text === "")
   );
 }
 
