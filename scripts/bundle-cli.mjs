@@ -38,7 +38,11 @@ const built = [await build({ ...options, entryPoints: [entry], outfile })];
 // (src/gateway/token-count.ts) and the SQLite trace writer's (src/store/sqlite/trace-writer.ts). Both the CLI and
 // the `parley/gateway` bundle find them there.
 const compiled = dirname(dirname(entry));
-for (const worker of ["gateway/token-count-worker.js", "store/sqlite/trace-worker.js"]) {
+for (const worker of [
+  "gateway/token-count-worker.js",
+  "gateway/off-loop/prepare-worker.js",
+  "store/sqlite/trace-worker.js",
+]) {
   built.push(
     await build({ ...options, entryPoints: [`${compiled}/${worker}`], outfile: `${dist}/${basename(worker)}` }),
   );

@@ -157,7 +157,13 @@ describe("the npm package", () => {
       expect(tarballFiles).toContain(target.replace(/^\.\//, ""));
     for (const bin of Object.values(manifest.bin)) expect(tarballFiles).toContain(bin);
     // The worker threads' modules: beside the bundles (the binary's and parley/gateway's), and beside the store's.
-    for (const worker of ["token-count-worker.js", "trace-worker.js", "store/sqlite/trace-worker.js"])
+    for (const worker of [
+      "token-count-worker.js",
+      "prepare-worker.js",
+      "gateway/off-loop/prepare-worker.js",
+      "trace-worker.js",
+      "store/sqlite/trace-worker.js",
+    ])
       expect(tarballFiles).toContain(`dist/${worker}`);
     const unwanted = tarballFiles.filter((file) =>
       /\.map$|\.test\.|\.suite\.|test-support|^test\/|^src\/|^dist\/cli\//.test(file),

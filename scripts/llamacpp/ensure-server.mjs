@@ -22,6 +22,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeSync,
 } from "node:fs";
 import { homedir } from "node:os";
@@ -178,7 +179,7 @@ async function ensureBinary(root, source) {
   const generator = has("ninja") ? ["-G", "Ninja"] : [];
   const key = hash(PACKAGE_VERSION, COMMIT, ...CMAKE_FLAGS, ...generator);
   const binary = join(root, `llama-server-${key}`);
-  if (existsSync(binary)) return binary;
+  if (existsSync(binary)) return used(binary);
   const build = join(root, `build-${key}`);
   await run("cmake", ["-S", source, "-B", build, ...generator, ...CMAKE_FLAGS], root);
   await run("cmake", ["--build", build, "--target", "llama-server", "-j", "2"], root);
@@ -194,7 +195,7 @@ async function ensureBinary(root, source) {
 async function ensureModel(root, source) {
   const key = hash(readFileSync(GENERATOR), COMMIT);
   const model = join(root, `tiny-model-${key}.gguf`);
-  if (existsSync(model) && statSync(model).size > 0) return model;
+  if (existsSync(model) && statSync(model).size > 0) return used(model);
   const python = findPython();
   await run(python, [GENERATOR, "--llama-cpp", source, "--out", `${model}.tmp`], root);
   renameSync(`${model}.tmp`, model);
@@ -202,11 +203,26 @@ async function ensureModel(root, source) {
   return model;
 }
 
-/** Earlier builds and models (of other inputs) in the cache, removed once their replacement is there. */
+/**
+ * How long a build or model of other inputs stays in the cache unused: another checkout of the project (an older
+ * commit's generator, a CI clone) may share the cache at the same time, and removing its model at once made each
+ * side regenerate the other's on every run.
+ */
+const KEEP_UNUSED_MS = 24 * 60 * 60_000;
+
+/** `path`, its modification time set to now: the cache's "last used". */
+function used(path) {
+  const now = new Date();
+  utimesSync(path, now, now);
+  return path;
+}
+
+/** Builds and models of other inputs in the cache that no run used for a day, removed once a replacement is there. */
 function removeOthers(root, prefix, kept) {
   for (const name of readdirSync(root)) {
     const path = join(root, name);
-    if (name.startsWith(prefix) && path !== kept) rmSync(path, { force: true });
+    if (!name.startsWith(prefix) || path === kept) continue;
+    if (Date.now() - statSync(path).mtimeMs > KEEP_UNUSED_MS) rmSync(path, { force: true });
   }
 }
 

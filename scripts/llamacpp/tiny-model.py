@@ -16,7 +16,7 @@ How (64-wide residual stream, every feature one dimension of it):
   says) have one feature each. All other tokens carry only the constant.
 - Layer 0's four attention heads each look for one tag anywhere before (or at) the current position: `<think>`,
   `</think>`, `<tool_call>`, `<tool_response>`. The query is the constant feature and the key the tag's feature,
-  in the head's lowest-frequency rotary pair (angle under 0.023 rad over 4,096 positions, so position does not
+  in the head's lowest-frequency rotary pair (angle under 0.37 rad over 65,536 positions, so position does not
   matter); when the tag is present the softmax lands on it and the head writes 1 into the tag's "seen" feature,
   when it is absent the attention spreads over values of 0.
 - Layer 0's feed-forward turns "current token is a newline (or blank line)" and the seen-features into four
@@ -47,7 +47,9 @@ LAYERS = 2
 HEADS = 4
 HEAD_DIM = WIDTH // HEADS
 FEED_FORWARD = 128
-CONTEXT = 4096
+# The trained window: Claude Code's first prompt alone is about 11,700 tokens, so the tests that run it need a server
+# window well above 4,096; each test still starts the server with its own `-c`.
+CONTEXT = 65536
 ROPE_BASE = 1e6
 
 # Qwen3's added tokens beyond Qwen2's vocabulary file, in their slots (Qwen3's tokenizer_config.json).
@@ -154,7 +156,7 @@ def build_weights(tokens):
 
     # Layer 0 attention: head h finds tag h. A tag token's input is the constant plus its own feature, so after
     # RMS norm each reads sqrt(64 / 2) = 5.66; the score is then >= 2 * 2 * 5.66 * 5.66 / 4 = 32 on a tag
-    # (e^32 outweighs any 2,048 other positions) and 0 elsewhere.
+    # (at least 32 * cos(0.37) = 29.8, and e^29.8 outweighs any 65,536 other positions) and 0 elsewhere.
     tag_norm = np.sqrt(WIDTH / 2)
     query = np.zeros((WIDTH, WIDTH), dtype=np.float32)
     key = np.zeros((WIDTH, WIDTH), dtype=np.float32)

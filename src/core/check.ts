@@ -194,6 +194,7 @@ export function checkRequest(value: unknown): ConversationRequest {
     string(object(request.thinking, ["thinking"], "an object {type}"), "type", ["thinking"]);
   string(request, "reasoningEffort", [], true);
   string(request, "userId", [], true);
+  string(request, "cacheKey", [], true);
   extra(request, []);
   return request as unknown as ConversationRequest;
 }

@@ -63,6 +63,12 @@ export interface ConversationRequest {
    */
   compact?: boolean;
   /**
+   * A stable key for the provider's prompt cache, the same on every turn of one conversation (the gateway derives it
+   * from the client's session or conversation, never from a secret). An API with such a field (`prompt_cache_key`)
+   * sends it where the client gave none; an API without one ignores it.
+   */
+  cacheKey?: string;
+  /**
    * Top-level fields of the source format that the model does not map (`output_config`,
    * `context_management`, `service_tier`, `stream_options`...). Same-format targets carry them;
    * other targets drop them and report it.

@@ -13,7 +13,8 @@ export { WIRE_FORMATS, type WireFormat } from "./wire-format.js";
 /**
  * Where reasoning sat in its producer's answer, so it can go back the same way: a field of an OpenAI-compatible
  * message; a Responses reasoning item's `summary` or `reasoning_text` content; an Anthropic `thinking` or
- * `redacted_thinking` block (whose signature or data then rides in `sealed`).
+ * `redacted_thinking` block (whose signature or data then rides in `sealed`); the Gemini text part right after a
+ * signature part (`next-text`, `src/formats/gemini/signatures.ts`).
  */
 export type ReasoningField =
   | "reasoning_content"
@@ -24,7 +25,8 @@ export type ReasoningField =
   | "summary"
   | "reasoning_text"
   | "thinking"
-  | "redacted_thinking";
+  | "redacted_thinking"
+  | "next-text";
 
 /**
  * Who produced a thinking part. Thinking is origin-bound: it is replayed as a signed block only to the provider
@@ -38,6 +40,12 @@ export interface ReasoningOrigin {
   provider?: string;
   /** The field it arrived in (OpenAI-compatible origins only). */
   field?: ReasoningField;
+  /**
+   * The key or deployment behind `provider` when it made it: a short, non-secret hash (`providerBinding`), so that
+   * what only that key or organisation can verify goes back only to it, not to the same provider under a new key.
+   * Absent (an envelope written before bindings, or a provider of no configuration): the provider's name alone.
+   */
+  binding?: string;
   /** The upstream model that produced it, when known. */
   model?: string;
   /** OpenRouter-style `reasoning_details` items as received, replayed unchanged to the same provider. */

@@ -18,6 +18,7 @@ export function encodeOriginSignature(origin: ReasoningOrigin): string {
 function originPayload(origin: ReasoningOrigin): Record<string, unknown> {
   const payload: Record<string, unknown> = { f: origin.format };
   if (origin.provider !== undefined) payload.p = origin.provider;
+  if (origin.binding !== undefined) payload.b = origin.binding;
   if (origin.field !== undefined) payload.r = origin.field;
   if (origin.model !== undefined) payload.m = origin.model;
   if (origin.details !== undefined) payload.d = origin.details;
@@ -37,6 +38,7 @@ export function decodeOriginSignature(signature: string | undefined): ReasoningO
     const format = (WIRE_FORMATS as readonly unknown[]).includes(payload.f) ? (payload.f as WireFormat) : "openai";
     const origin: ReasoningOrigin = { format };
     if (typeof payload.p === "string") origin.provider = payload.p;
+    if (typeof payload.b === "string") origin.binding = payload.b;
     if (typeof payload.r === "string") origin.field = payload.r;
     if (typeof payload.m === "string") origin.model = payload.m;
     if (Array.isArray(payload.d)) origin.details = payload.d;

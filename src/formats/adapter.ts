@@ -429,6 +429,11 @@ export interface RepairTarget {
   reasoningAsText?: boolean;
   /** The provider, whose own words a violation is given in where they differ. */
   provider?: string;
+  /**
+   * The key or deployment behind `provider` (`ReasoningOrigin.binding`): what the provider sealed or signed under
+   * another becomes text, as it would be refused. Absent: reasoning is bound to the provider's name alone.
+   */
+  binding?: string;
 }
 
 export type ToolResultZone = "next-message" | "until-next-assistant";
@@ -502,6 +507,8 @@ export interface PassthroughRequest {
   provider?: string;
   /** The request asks for its conversation compacted (`ConversationRequest.compact`), which the body may not say. */
   compact?: boolean;
+  /** The conversation's prompt-cache key (`ConversationRequest.cacheKey`), for an API that has a field for it. */
+  cacheKey?: string;
 }
 
 // ---- bodies read for a person ----

@@ -47,7 +47,7 @@ afterAll(async () => {
 const fixtures = readClaudeCodeFixtures();
 
 test("every release the end-to-end test runs has its recorded first request", () => {
-  expect(fixtures.map((fixture) => fixture.release)).toEqual(["2.1.129", "2.1.160", "2.1.330"]);
+  expect(fixtures.map((fixture) => fixture.release)).toEqual(["2.1.129", "2.1.160", "2.1.330", "2.1.332"]);
 });
 
 describe.each(fixtures.map((fixture) => [fixture.release, fixture] as const))(

@@ -226,6 +226,8 @@ describe("thinking DeepSeek signed, carried by a Responses client", () => {
     expect(decodeOriginSignature(output[0]!.encrypted_content)).toEqual({
       format: "anthropic",
       provider: "deepseek",
+      // the key behind the provider, as a short hash
+      binding: expect.stringMatching(/^[\w-]{16}$/),
       signature: DEEPSEEK_ID,
     });
     const next = (model: string) => ({

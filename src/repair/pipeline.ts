@@ -9,6 +9,7 @@ import { mergeConsecutiveRoles } from "./merge-consecutive-roles.js";
 import { misplacedPartsToText } from "./misplaced-parts-to-text.js";
 import { moveToolResultsFirst } from "./move-tool-results-first.js";
 import { orphanToolResultsToText } from "./orphan-tool-results-to-text.js";
+import { otherBindingReasoningToText } from "./other-binding-reasoning-to-text.js";
 import { reasoningOnToolTurns } from "./reasoning-on-tool-turns.js";
 import { reasoningToText } from "./reasoning-to-text.js";
 import { renameToolIds } from "./rename-tool-ids.js";
@@ -27,6 +28,8 @@ function passesFor(target: RepairTarget): Pass[] {
   const zone = target.toolResultZone;
   const passes: Pass[] = [];
   if (target.reasoningAsText === true) passes.push(reasoningToText);
+  else if (target.provider !== undefined && target.binding !== undefined)
+    passes.push(otherBindingReasoningToText(target.provider, target.binding));
   if (target.thinkingSignedBy !== undefined) passes.push(foreignThinkingToText(target.thinkingSignedBy, target));
   passes.push(misplacedPartsToText, dropEmpty(target.emptiness));
   if (target.alternatingRoles) passes.push(mergeConsecutiveRoles);

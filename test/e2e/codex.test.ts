@@ -1,8 +1,9 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { decodeOriginSignature } from "../../src/core/index.js";
 import type { RunningGateway } from "../../src/gateway/server.js";
 import { type ProxiedExchange, type RecordingProxy, startRecordingProxy } from "../support/claude-code.js";
-import { type CodexRun, ensureCodex, runCodex } from "../support/codex.js";
+import { CODEX_VERSION, type CodexRun, ensureCodex, runCodex } from "../support/codex.js";
 import { startTestGateway } from "../support/gateway-harness.js";
 import {
   anthropicFrames,
@@ -162,6 +163,33 @@ function anthropicTurn(turn: number): string[] {
   return anthropicFrames(events);
 }
 
+/**
+ * The first two requests of each release, recorded in `test/fixtures/codex/codex-<version>-turn-<n>.request.json`
+ * with the run's throwaway home folder replaced by `/home/user`. Record (or re-record) with
+ * `PARLEY_RECORD_CODEX=1 npx vitest run test/e2e/codex.test.ts`.
+ */
+const recordingCodex = process.env.PARLEY_RECORD_CODEX === "1";
+
+function codexFixtureUrl(turn: number): URL {
+  return new URL(`../fixtures/codex/codex-${CODEX_VERSION}-turn-${turn}.request.json`, import.meta.url);
+}
+
+function asFixture(body: unknown): Json {
+  const home = /(?:\/[\w.-]+)*\/parley-codex-home-[A-Za-z0-9]+/g;
+  return JSON.parse(JSON.stringify(body).replace(home, "/home/user")) as Json;
+}
+
+/** What a translator depends on: the body's fields, its items' kinds, its tools' kinds and names. */
+function codexRequestShape(body: Json): Json {
+  const input = (body.input ?? []) as Json[];
+  const tools = (body.tools ?? []) as Json[];
+  return {
+    fields: Object.keys(body).sort(),
+    items: input.map((item) => `${item.type ?? "message"}:${item.role ?? ""}`),
+    tools: tools.map((tool) => `${tool.type}:${tool.name ?? ""}`),
+  };
+}
+
 function describeRun(run: CodexRun): string {
   return `exit ${run.code}; stderr:\n${run.stderr.slice(-2_000)}\nstdout tail:\n${run.stdout.slice(-3_000)}`;
 }
@@ -185,7 +213,10 @@ function expectCodexEchoedReasoning(exchanges: ProxiedExchange[], origin: (turn:
   const reasoning = last.filter((item) => item.type === "reasoning");
   expect(reasoning.map((item) => (item.summary as Json[])[0]?.text)).toEqual(THOUGHTS.slice(0, 2));
   reasoning.forEach((item, turn) => {
-    expect(decodeOriginSignature(item.encrypted_content as string)).toEqual(origin(turn));
+    const { binding, ...where } = decodeOriginSignature(item.encrypted_content as string) ?? { format: "openai" };
+    expect(where).toEqual(origin(turn));
+    // reasoning a named provider made also names its key, by a short hash
+    if (where.provider !== undefined) expect(binding).toMatch(/^[\w-]{16}$/);
   });
   const outputs = last.filter((item) => item.type === "function_call_output").map((item) => String(item.output));
   expect(outputs).toHaveLength(2);
@@ -193,7 +224,7 @@ function expectCodexEchoedReasoning(exchanges: ProxiedExchange[], origin: (turn:
   expect(outputs[1]).toContain("parley-codex-two");
 }
 
-describe("Codex CLI 0.169.0, headless, through the gateway to a Chat upstream", () => {
+describe(`Codex CLI ${CODEX_VERSION}, headless, through the gateway to a Chat upstream`, () => {
   let world: CodexWorld | undefined;
   beforeAll(async () => {
     world = await startCodexWorld("openai", chatTurn);
@@ -208,6 +239,19 @@ describe("Codex CLI 0.169.0, headless, through the gateway to a Chat upstream", 
       field: "reasoning_content",
       model: "scripted-model",
     }));
+  });
+
+  test(`its first two requests have the shapes recorded in test/fixtures/codex/codex-${CODEX_VERSION}-turn-*`, () => {
+    const posts = world!.proxy.exchanges.filter((exchange) => exchange.method === "POST");
+    for (const turn of [1, 2]) {
+      const live = asFixture(posts[turn - 1]!.body);
+      const file = codexFixtureUrl(turn);
+      if (recordingCodex) writeFileSync(file, `${JSON.stringify(live, null, 2)}\n`);
+      expect(existsSync(file), `no recorded request ${turn}; record it with PARLEY_RECORD_CODEX=1`).toBe(true);
+      const recorded = JSON.parse(readFileSync(file, "utf8")) as Json;
+      // A release whose requests changed shape since its fixture was recorded: record it again.
+      expect(codexRequestShape(live)).toEqual(codexRequestShape(recorded));
+    }
   });
 
   test("every upstream request keeps the conversation whole, each turn's reasoning on its tool call", () => {
@@ -241,7 +285,7 @@ describe("Codex CLI 0.169.0, headless, through the gateway to a Chat upstream", 
   });
 });
 
-describe("Codex CLI 0.169.0, headless, through the gateway to an Anthropic upstream", () => {
+describe(`Codex CLI ${CODEX_VERSION}, headless, through the gateway to an Anthropic upstream`, () => {
   let world: CodexWorld | undefined;
   beforeAll(async () => {
     world = await startCodexWorld("anthropic", anthropicTurn);

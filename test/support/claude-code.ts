@@ -12,7 +12,7 @@ import { runCommand } from "./run-command.js";
  */
 
 /** The newest release the tests run. */
-export const CLAUDE_CODE_VERSION = "2.1.330";
+export const CLAUDE_CODE_VERSION = "2.1.332";
 
 /**
  * The releases the end-to-end test runs through the same tool loop: one from before 2.1.150 and one from after
@@ -104,6 +104,10 @@ export interface ClaudeCodeOptions {
   timeoutMs?: number;
   /** More environment for the CLI (a recipe's variables); the base URL is always `baseUrl`. */
   env?: Record<string, string>;
+  /** More arguments after the usual ones (`--continue` for the next turn of a session). */
+  args?: string[];
+  /** A HOME (and working directory) the caller made and removes, kept between runs so a session can continue. */
+  home?: string;
 }
 
 /**
@@ -114,7 +118,7 @@ export interface ClaudeCodeOptions {
  * machine that has it.
  */
 export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeCodeRun> {
-  const home = mkdtempSync(join(tmpdir(), "parley-claude-home-"));
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "parley-claude-home-"));
   try {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -132,7 +136,10 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
       ...options.env,
     };
     env.ANTHROPIC_BASE_URL = options.baseUrl;
-    const args = ["-p", options.prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"];
+    const args = [
+      ...["-p", options.prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"],
+      ...(options.args ?? []),
+    ];
     const outcome = await runCommand(options.binary, args, { cwd: home, env, timeoutMs: options.timeoutMs ?? 90_000 });
     const events = outcome.stdout
       .split("\n")
@@ -154,7 +161,7 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
       result: events.findLast((event) => event.type === "result"),
     };
   } finally {
-    rmSync(home, { recursive: true, force: true });
+    if (options.home === undefined) rmSync(home, { recursive: true, force: true });
   }
 }
 
@@ -168,6 +175,8 @@ export interface ProxiedExchange {
   body: unknown;
   status: number;
   responseHeaders: IncomingHttpHeaders;
+  /** The answer's body as it has come so far (the whole of it once the client has it). */
+  responseText: string;
 }
 
 export interface RecordingProxy {
@@ -194,13 +203,19 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         `${target}${req.url ?? "/"}`,
         { method: req.method ?? "GET", headers: { ...req.headers, host: new URL(target).host } },
         (answer) => {
-          exchanges.push({
+          const exchange: ProxiedExchange = {
             method: req.method ?? "",
             path: req.url ?? "",
             headers: req.headers,
             body,
             status: answer.statusCode ?? 0,
             responseHeaders: answer.headers,
+            responseText: "",
+          };
+          exchanges.push(exchange);
+          answer.setEncoding("utf8");
+          answer.on("data", (text: string) => {
+            exchange.responseText += text;
           });
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);

@@ -10,7 +10,7 @@ import { runCommand } from "./run-command.js";
  * `codex exec` against a gateway, in a fresh `CODEX_HOME` whose config points a model provider at it.
  */
 
-export const CODEX_VERSION = "0.169.0";
+export const CODEX_VERSION = "0.171.0";
 const PACKAGE = "@openai/codex";
 
 /** `$XDG_CACHE_HOME/parley-test/codex-<version>` (or `~/.cache/...`); reused across runs. */
@@ -88,6 +88,14 @@ export interface CodexOptions {
   prompt: string;
   apiKey?: string;
   timeoutMs?: number;
+  /** More `config.toml` lines after the model's settings: top-level keys first, then any table (`[features]`). */
+  config?: string[];
+  /** The model provider's `name` (Codex decides some behaviour by it: `OpenAI` compacts remotely). */
+  providerName?: string;
+  /** A HOME the caller made and removes, kept between runs so that a later run can resume the session. */
+  home?: string;
+  /** `codex exec resume --last PROMPT`: the next turn of the newest session in `home`. */
+  resume?: boolean;
 }
 
 /**
@@ -96,11 +104,11 @@ export interface CodexOptions {
  * and nothing that would reach OpenAI.
  */
 export async function runCodex(options: CodexOptions): Promise<CodexRun> {
-  const home = mkdtempSync(join(tmpdir(), "parley-codex-home-"));
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "parley-codex-home-"));
   const codexHome = join(home, ".codex");
   const workdir = join(home, "work");
-  mkdirSync(codexHome);
-  mkdirSync(workdir);
+  mkdirSync(codexHome, { recursive: true });
+  mkdirSync(workdir, { recursive: true });
   writeFileSync(
     join(codexHome, "config.toml"),
     [
@@ -109,9 +117,10 @@ export async function runCodex(options: CodexOptions): Promise<CodexRun> {
       `model_reasoning_summary = "auto"`,
       `approval_policy = "never"`,
       `sandbox_mode = "danger-full-access"`,
+      ...(options.config ?? []),
       "",
       "[model_providers.parley]",
-      `name = "Parley"`,
+      `name = ${JSON.stringify(options.providerName ?? "Parley")}`,
       `base_url = ${JSON.stringify(options.baseUrl)}`,
       `wire_api = "responses"`,
       `env_key = "PARLEY_E2E_KEY"`,
@@ -129,7 +138,11 @@ export async function runCodex(options: CodexOptions): Promise<CodexRun> {
       PARLEY_E2E_KEY: options.apiKey ?? "sk-parley-e2e",
       RUST_LOG: "error",
     };
-    const args = ["exec", "--json", "--skip-git-repo-check", "--cd", workdir, options.prompt];
+    const args = [
+      ...["exec", "--json", "--skip-git-repo-check", "--cd", workdir],
+      ...(options.resume === true ? ["resume", "--last"] : []),
+      options.prompt,
+    ];
     const outcome = await runCommand(options.binary, args, {
       cwd: workdir,
       env,
@@ -150,6 +163,6 @@ export async function runCodex(options: CodexOptions): Promise<CodexRun> {
       .filter((item) => item?.type === "agent_message");
     return { ...outcome, events, lastMessage: messages.at(-1)?.text };
   } finally {
-    rmSync(home, { recursive: true, force: true });
+    if (options.home === undefined) rmSync(home, { recursive: true, force: true });
   }
 }

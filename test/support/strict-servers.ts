@@ -197,7 +197,17 @@ export const THINKING_SWITCH_SERVER: StrictServer = {
 /** OpenRouter: its routing and reasoning parameters. */
 export const OPENROUTER_SERVER: StrictServer = {
   name: "OpenRouter",
-  request: set(CHAT_COMPLETIONS_FIELDS, ["reasoning", "provider", "models", "route", "transforms", "usage", "top_k"]),
+  request: set(CHAT_COMPLETIONS_FIELDS, [
+    "reasoning",
+    "provider",
+    "models",
+    "route",
+    "transforms",
+    "usage",
+    "top_k",
+    // automatic prompt caching (openrouter.ai/docs, prompt caching)
+    "cache_control",
+  ]),
   message: set(CHAT_MESSAGE_FIELDS, REASONING_MESSAGE_FIELDS),
   refuse: openaiRefusal,
 };
@@ -226,6 +236,8 @@ export const ANTHROPIC_SERVER: StrictServer = {
     "output_config",
     "output_format",
     "thread",
+    // automatic prompt caching: one breakpoint the server moves to the last cacheable block
+    "cache_control",
     // Claude Code's (2.1.33x) with its betas: a per-request diagnostics object and the betas in the body
     "diagnostics",
     "betas",

@@ -1,15 +1,17 @@
 import { describe, expect, test } from "vitest";
 import type { ConversationResponse, Message, ReasoningOrigin } from "../../core/index.js";
 import { encodeOriginSignature, InvalidRequestError } from "../../core/index.js";
+import { accumulate } from "../../stream/accumulate.js";
 import { geminiClient } from "./client.js";
 import { ContentsWriter } from "./contents-from-core.js";
 import { contentsToCore } from "./contents-to-core.js";
 import { coreToGeminiRequest, coreToGeminiResponse } from "./from-core.js";
 import { SKIP_SIGNATURE } from "./signatures.js";
+import { createGeminiStreamDecoder } from "./stream-decoder.js";
 import { clientReader, geminiRequestToCore, geminiResponseToCore } from "./to-core.js";
 import { parseGeminiModels } from "./upstream.js";
 import { parseGeminiRequest } from "./validate-request.js";
-import type { GeminiContent, GeminiRequest, GeminiResponse } from "./wire-types.js";
+import type { GeminiContent, GeminiPart, GeminiRequest, GeminiResponse } from "./wire-types.js";
 
 const place = { model: "gemini-3-pro-preview", stream: false };
 
@@ -199,6 +201,46 @@ describe("a Gemini answer read", () => {
       { text: "Hi", thoughtSignature: "T" },
       { text: "", thoughtSignature: "E" },
     ]);
+  });
+});
+
+describe("a final text's signature", () => {
+  const thought: GeminiPart = { text: "Both ran.", thought: true };
+  const body = (parts: GeminiPart[], finishReason?: string): GeminiResponse => ({
+    candidates: [{ content: { role: "model", parts }, ...(finishReason === undefined ? {} : { finishReason }) }],
+    responseId: "r1",
+    modelVersion: "gemini-3-pro-preview",
+  });
+  const streamed = (pieces: GeminiPart[][]): Message => {
+    const decoder = createGeminiStreamDecoder({ provider: "google" });
+    const events = pieces.flatMap((parts, index) =>
+      decoder.push({ data: JSON.stringify(body(parts, index === pieces.length - 1 ? "STOP" : undefined)) }),
+    );
+    return accumulate([...events, ...decoder.finish()]).message;
+  };
+  const sentBack = (message: Message) =>
+    coreToGeminiRequest(
+      { model: "m", messages: [{ role: "user", parts: [{ type: "text", text: "q" }] }, message] },
+      { provider: "google" },
+    ).value.contents[1]!.parts;
+  const whole = geminiResponseToCore(body([thought, { text: "The answer.", thoughtSignature: "T" }], "STOP"), {
+    provider: "google",
+  }).value.message;
+
+  test("stands before its text, so that the answer ends with the text, and goes back on the text", () => {
+    expect(whole.parts.map((part) => part.type)).toEqual(["thinking", "thinking", "text"]);
+    expect(sentBack(whole)).toEqual([thought, { text: "The answer.", thoughtSignature: "T" }]);
+  });
+
+  test("streamed on the text's first piece, stands where the whole answer has it", () => {
+    const message = streamed([[thought], [{ text: "The ", thoughtSignature: "T" }], [{ text: "answer." }]]);
+    expect(message).toEqual(whole);
+  });
+
+  test("streamed on a later piece, follows the text it could not precede, and goes back on the same part", () => {
+    const message = streamed([[thought], [{ text: "The " }], [{ text: "answer.", thoughtSignature: "T" }]]);
+    expect(message.parts.map((part) => part.type)).toEqual(["thinking", "text", "thinking"]);
+    expect(sentBack(message)).toEqual(sentBack(whole));
   });
 });
 

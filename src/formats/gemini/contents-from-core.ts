@@ -13,6 +13,7 @@ import {
 import {
   geminiSignature,
   isThoughtSummary,
+  NEXT_TEXT,
   originOf,
   type Rider,
   riderSignature,
@@ -132,6 +133,7 @@ export class ContentsWriter {
         }
         if (signature.id === "") out.push({ text: "", thoughtSignature: signature.sealed });
         else if (signature.id !== undefined) forCall.set(signature.id, signature.sealed);
+        else if (signature.field === NEXT_TEXT) forNext = signature.sealed;
         else if (lastText !== undefined && lastText.thoughtSignature === undefined)
           lastText.thoughtSignature = signature.sealed;
         else forNext = signature.sealed;

@@ -10,7 +10,14 @@ import {
   type ToolResultPart,
   withFields,
 } from "../../core/index.js";
-import { type Rider, readClientSignature, type SignatureCarrier, signaturePart } from "./signatures.js";
+import {
+  NEXT_TEXT,
+  originOf,
+  type Rider,
+  readClientSignature,
+  type SignatureCarrier,
+  signaturePart,
+} from "./signatures.js";
 import type { GeminiContent, GeminiPart } from "./wire-types.js";
 
 /**
@@ -133,9 +140,13 @@ function modelParts(
       const group = { before: [] as Part[], part: textPart(part) as Part, after: [] as Part[] };
       groups.push(group);
       if (part.thoughtSignature !== undefined) {
-        const read = signature(part.thoughtSignature, "text");
+        // Gemini's own signature stands before its text (see `signatures.ts`); an envelope says where it goes.
+        const read = signature(part.thoughtSignature, "next-text");
         floating.push(...read.riders);
-        if (read.part !== undefined) group.after.push(read.part);
+        if (read.part !== undefined) {
+          const origin = originOf(read.part);
+          (origin?.field === NEXT_TEXT ? group.before : group.after).push(read.part);
+        }
       }
       return;
     }

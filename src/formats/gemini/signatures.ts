@@ -12,9 +12,12 @@ import {
  * text part, an empty part of its own at the end of a stream), and must go back on exactly that part: Gemini
  * answers 400 for a function call of the current turn that lost its signature. In the core each signature is a
  * thinking part of its own, empty, whose origin records the provider (`p`), the signature (`e`, sealed: only that
- * provider gets it back) and the part it rode on (`i`): a call's id, `""` for an empty part of its own, absent for
- * the text part just before it. The thinking part stands right before its call, right after its text part, so that
- * a stream gives it where a whole answer does.
+ * provider gets it back) and the part it rode on (`i`): a call's id, `""` for an empty part of its own, absent for a
+ * text part. The thinking part stands right before its call. A text part's stands right before its text where the
+ * signature is known when the text begins (a whole answer; a stream whose event opening the text carries it), marked
+ * `r: "next-text"`, so that an answer still ends with its text (Claude Code's `-p` result is its last block); where a
+ * stream gives it later (on a later piece of the text), it stands right after its text, unmarked. Either way it goes
+ * back on the same part.
  *
  * Going to a Gemini client, everything a maker must get back (another provider's signed or sealed reasoning, a
  * reasoning field a model needs on its tool turns, Gemini's own signatures) rides in the `thoughtSignature` of a part
@@ -26,8 +29,11 @@ import {
 /** The value Google documents for a function call whose signature is unknown (a history from elsewhere). */
 export const SKIP_SIGNATURE = "skip_thought_signature_validator";
 
-/** Where a signature rode: a call (its id), an empty part of its own, or the text part before it. */
-export type SignatureCarrier = { call: string } | "own-part" | "text";
+/** Where a signature rode: a call (its id), an empty part of its own, the text part before it, or the one after. */
+export type SignatureCarrier = { call: string } | "own-part" | "text" | "next-text";
+
+/** The `field` (`r`) of a text part's signature that stands before its text. */
+export const NEXT_TEXT = "next-text";
 
 /** A signature Gemini put on a part, as the core thinking part that carries it. */
 export function signaturePart(
@@ -39,6 +45,7 @@ export function signaturePart(
   if (provider !== undefined) origin.provider = provider;
   origin.sealed = signature;
   if (carrier === "own-part") origin.id = "";
+  else if (carrier === "next-text") origin.field = NEXT_TEXT;
   else if (carrier !== "text") origin.id = carrier.call;
   return { type: "thinking", thinking: "", signature: encodeOriginSignature(origin), origin: { ...origin } };
 }

@@ -4,6 +4,7 @@ import { CallPairing, type ContentsReader, contentToCore } from "./contents-to-c
 import { streamErrorFromGemini } from "./errors.js";
 import { newAnswerId } from "./ids.js";
 import { blockedPrompt, mapFinishReason } from "./map-finish-reason.js";
+import { geminiSignature, NEXT_TEXT, signaturePart } from "./signatures.js";
 import { providerReader } from "./to-core.js";
 import { usageToCore } from "./usage.js";
 import type { GeminiResponse } from "./wire-types.js";
@@ -15,9 +16,10 @@ export interface GeminiDecodeOptions {
 
 /**
  * `streamGenerateContent?alt=sse` to core events. Each event is a whole `GenerateContentResponse` whose parts are
- * new: text continues the open text block, a thought the open thinking block; a call comes whole; a signature ends
- * the block it rode on and is a block of its own (before its call, after its text), as the whole answer reads it
- * (`contents-to-core.ts`), so that any cut of the same answer folds to what the whole answer gives. The finish waits
+ * new: text continues the open text block, a thought the open thinking block; a call comes whole; a signature is a
+ * block of its own, before its call, and before its text where the event that opens the text carries it, as the whole
+ * answer reads it (`contents-to-core.ts`); one on a later piece of the text ends the text and follows it, the only
+ * place left once the text is out (it goes back on the same part). The finish waits
  * for the stream's end: the last event's `usageMetadata` is the answer's.
  */
 export function createGeminiStreamDecoder(options: GeminiDecodeOptions = {}): IncrementalDecoder<SseMessage> {
@@ -59,7 +61,23 @@ class Decoder implements IncrementalDecoder<SseMessage> {
     const parts = candidate?.content?.parts;
     if (Array.isArray(parts) && parts.length > 0) {
       const read = contentToCore({ role: "model", parts }, 0, this.reader!, this.pairing, [], "candidates[0].content");
-      for (const part of read.parts) out.push(...this.part(part));
+      for (let index = 0; index < read.parts.length; index++) {
+        const part = read.parts[index]!;
+        const next = read.parts[index + 1];
+        const signature = geminiSignature(part);
+        // A signature on a later piece of the open text: the text is out already, so it follows the piece.
+        if (
+          signature?.field === NEXT_TEXT &&
+          this.open === "text" &&
+          next?.type === "text" &&
+          next.extra === undefined
+        ) {
+          out.push(...this.part(next), ...this.part(signaturePart(signature.sealed, signature.provider, "text")));
+          index++;
+          continue;
+        }
+        out.push(...this.part(part));
+      }
     }
     if (typeof candidate?.finishReason === "string") this.finishReason = candidate.finishReason;
     if (typeof event.promptFeedback?.blockReason === "string") this.blockReason = event.promptFeedback.blockReason;

@@ -19,9 +19,10 @@ export function usageToCore(usage: GeminiUsage | undefined): Usage {
   return out;
 }
 
+/** Core usage as `usageMetadata`: the prompt counts every input token, the cached count only those read. */
 export function usageFromCore(usage: Usage): GeminiUsage {
-  const cached = (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
-  const prompt = usage.inputTokens + cached;
+  const cached = usage.cacheReadInputTokens ?? 0;
+  const prompt = usage.inputTokens + cached + (usage.cacheCreationInputTokens ?? 0);
   const thoughts = usage.reasoningTokens ?? 0;
   const out: GeminiUsage = {
     promptTokenCount: prompt,

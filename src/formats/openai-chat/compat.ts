@@ -39,8 +39,16 @@ export interface OpenAICompat {
    */
   namedToolChoice: "object" | "required";
   supportsImages: boolean;
-  /** Almost nobody takes Anthropic `cache_control`: stripped and reported. */
+  /**
+   * The server takes Anthropic `cache_control` on parts, tools and the request (OpenRouter, which hands it to the
+   * model's provider in that provider's form); elsewhere it is stripped and reported.
+   */
   supportsCacheControl: boolean;
+  /**
+   * The server routes its prompt cache by `prompt_cache_key` (api.openai.com): a request without a client's own gets
+   * the conversation's key (`ConversationRequest.cacheKey`); others get none.
+   */
+  promptCacheKey: boolean;
   maxTokensField: "max_tokens" | "max_completion_tokens";
   maxTokensCap?: number;
   /** The server leaves tool calls as text in `content` in this syntax. */
@@ -106,6 +114,7 @@ const base: Omit<OpenAICompat, "id"> = {
   namedToolChoice: "object",
   supportsImages: true,
   supportsCacheControl: false,
+  promptCacheKey: false,
   maxTokensField: "max_tokens",
   requiresReasoningOnToolCallTurns: false,
   streamUsage: true,
@@ -210,6 +219,8 @@ const PRESET_TABLE = {
     ...base,
     reasoningMode: "reasoning_details",
     thinkingSwitch: { type: "openrouter_reasoning" },
+    // cache_control on parts and at the top level (automatic caching), converted for each model's provider
+    supportsCacheControl: true,
     // its routing and sampling parameters (openrouter.ai/docs, API reference, parameters)
     extraFields: [
       "models",
@@ -234,6 +245,7 @@ const PRESET_TABLE = {
     thinkingSwitch: { type: "reasoning_effort" },
     strictToolMessageOrder: true,
     maxTokensField: "max_completion_tokens",
+    promptCacheKey: true,
   },
 } satisfies Record<OpenAIPresetName, OpenAICompat>;
 

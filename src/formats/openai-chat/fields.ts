@@ -66,3 +66,6 @@ export const MESSAGE_FIELDS: ReadonlySet<string> = new Set([
  * (Anthropic's too says the input must match the schema). `cache_control` is the preset's to allow.
  */
 export const sharedElementField: SharesField = (key, value) => key === "strict" && typeof value === "boolean";
+
+/** Request fields another API has under the same name and meaning: the Responses API's `prompt_cache_key`. */
+export const sharedRequestField: SharesField = (key, value) => key === "prompt_cache_key" && typeof value === "string";

@@ -2,7 +2,7 @@ import type { ConversationRequest, ResponseFormat, ToolChoice, ToolDefinition } 
 import { assertNever } from "../../core/index.js";
 import type { OpenAICompat } from "./compat.js";
 import { type EncodeContext, openaiFieldsOf, presetTakes, reportOnce } from "./encode-context.js";
-import { sharedElementField } from "./fields.js";
+import { sharedElementField, sharedRequestField } from "./fields.js";
 import type { OpenAIChatRequest, OpenAIFunctionTool, OpenAIMessage, OpenAIToolChoice } from "./wire-types.js";
 
 /** Everything but the messages: tools, tool choice, limits, sampling, the thinking switch, extras. */
@@ -15,8 +15,11 @@ export function requestFieldsToOpenAI(
   const body: OpenAIChatRequest = {
     model: request.model,
     messages,
-    ...openaiFieldsOf(request.extra, "request", "", context),
+    ...openaiFieldsOf(request.extra, "request", "", context, sharedRequestField),
   };
+  // The conversation's cache key, to a server that routes its cache by it, unless the client gave its own.
+  if (request.cacheKey !== undefined && compat?.promptCacheKey === true && body.prompt_cache_key === undefined)
+    body.prompt_cache_key = request.cacheKey;
   if (request.tools !== undefined) {
     const tools = request.tools.flatMap((tool, index) => toolToOpenAI(tool, index, context));
     if (tools.length > 0) body.tools = tools;

@@ -2,17 +2,24 @@ import type { Usage } from "../../core/index.js";
 import type { OpenAIUsage } from "./wire-types.js";
 
 /**
- * OpenAI usage -> core usage. `prompt_tokens` includes cached tokens; core `inputTokens` does not, so the
- * cached count is subtracted here, once. DeepSeek reports the cache as `prompt_cache_hit_tokens`.
+ * OpenAI usage -> core usage. `prompt_tokens` includes the tokens read from the cache and those written to it
+ * (OpenRouter's `cache_write_tokens`); core `inputTokens` includes neither, so both are subtracted here, once.
+ * DeepSeek reports the cache as `prompt_cache_hit_tokens`, Moonshot (Kimi) as a top-level `cached_tokens`.
  */
 export function usageFromOpenAI(usage: OpenAIUsage | null | undefined): Usage {
   if (!usage) return { inputTokens: 0, outputTokens: 0 };
   const prompt = numberOr(usage.prompt_tokens, 0);
-  const cached = numberOr(usage.prompt_tokens_details?.cached_tokens, numberOr(usage.prompt_cache_hit_tokens, 0));
-  const out: Usage = { inputTokens: Math.max(0, prompt - cached), outputTokens: numberOr(usage.completion_tokens, 0) };
+  const cached = numberOr(
+    usage.prompt_tokens_details?.cached_tokens,
+    numberOr(usage.prompt_cache_hit_tokens, numberOr(usage.cached_tokens, 0)),
+  );
+  const written = numberOr(usage.prompt_tokens_details?.cache_write_tokens, 0);
+  const out: Usage = {
+    inputTokens: Math.max(0, prompt - cached - written),
+    outputTokens: numberOr(usage.completion_tokens, 0),
+  };
   if (cached > 0) out.cacheReadInputTokens = cached;
-  const written = usage.prompt_tokens_details?.cache_write_tokens;
-  if (typeof written === "number" && written > 0) out.cacheCreationInputTokens = written;
+  if (written > 0) out.cacheCreationInputTokens = written;
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   if (typeof reasoning === "number" && reasoning > 0) out.reasoningTokens = reasoning;
   return out;

@@ -117,6 +117,8 @@ export interface OpenAIUsage {
   /** DeepSeek's own names for cached prompt tokens. */
   prompt_cache_hit_tokens?: number;
   prompt_cache_miss_tokens?: number;
+  /** Moonshot's (Kimi) cached prompt tokens, beside the standard fields. */
+  cached_tokens?: number;
   [key: string]: unknown;
 }
 

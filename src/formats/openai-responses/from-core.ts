@@ -101,6 +101,8 @@ export function coreToResponsesRequest(
   for (const key in own) if (!HANDLED.has(key)) body[key] = own[key];
   const stored = request.extra?.responses;
   for (const key in fields) if (stored === undefined || !Object.hasOwn(stored, key)) body[key] ??= fields[key];
+  // The conversation's cache key, unless the client gave its own: the provider routes its prompt cache by it.
+  if (request.cacheKey !== undefined && body.prompt_cache_key === undefined) body.prompt_cache_key = request.cacheKey;
   reportDropped(dropped, lossy);
   return { value: body, lossy };
 }

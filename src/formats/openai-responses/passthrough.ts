@@ -55,6 +55,10 @@ export const responsesPassthrough: SameFormatPassthrough = {
       input: items,
       store: false,
       include: include.includes("reasoning.encrypted_content") ? include : [...include, "reasoning.encrypted_content"],
+      // the client's own cache key wins; else the conversation's
+      ...(body.prompt_cache_key === undefined && input.cacheKey !== undefined
+        ? { prompt_cache_key: input.cacheKey }
+        : {}),
     };
     const lossy: LossyEntry[] = writer.lossy;
     return { value, lossy };

@@ -36,6 +36,7 @@ export function reasoningItemToCore(item: ResponsesReasoningItem): ThinkingPart 
   } else if (envelope?.format === "anthropic") {
     const origin: ReasoningOrigin = { format: "anthropic" };
     if (envelope.provider !== undefined) origin.provider = envelope.provider;
+    if (envelope.binding !== undefined) origin.binding = envelope.binding;
     if (envelope.field === "redacted_thinking" && envelope.sealed !== undefined) {
       part = { type: "redacted_thinking", data: envelope.sealed };
     } else {
@@ -71,6 +72,7 @@ export function clientEnvelope(part: ThinkingPart | RedactedThinkingPart): strin
   if (part.signature !== undefined && part.signature !== "") {
     const origin: ReasoningOrigin = { format: "anthropic", field: "thinking", sealed: part.signature };
     if (part.origin?.provider !== undefined) origin.provider = part.origin.provider;
+    if (part.origin?.binding !== undefined) origin.binding = part.origin.binding;
     return encodeOriginSignature(origin);
   }
   return encodeOriginSignature(part.origin ?? { format: "openai" });

@@ -5,6 +5,7 @@ import type { GatewayState } from "../state.js";
 import { compactedAnswer } from "./compaction.js";
 import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, withInputEstimate } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
+import { boundAnswer } from "./reasoning-binding.js";
 
 /**
  * A non-streamed answer: one upstream call, one conversion, one write. `beforeSend` (a stateful turn storing the
@@ -35,7 +36,8 @@ export async function answerOnce(
   checkAnswer(provider.adapter, json, state.secrets);
   const converted = provider.connection.decodeResponse(json, request.core);
   const compaction = exchange.plan.compaction;
-  const decoded = compaction === undefined ? converted.value : compactedAnswer(converted.value, compaction);
+  const answer = boundAnswer(converted.value, provider.config.name, provider.binding);
+  const decoded = compaction === undefined ? answer : compactedAnswer(answer, compaction);
   const core: ConversationResponse = { ...decoded, model: request.clientModel };
   core.usage = { ...core.usage, ...withInputEstimate(core.usage, exchange) } as ConversationResponse["usage"];
 

@@ -1,6 +1,7 @@
 import { type ConversationRequest, InvalidRequestError, type LossyEntry } from "../../core/index.js";
 import type { AnswerState, ClientEncodeOptions, FormatAdapter, SameFormatPassthrough } from "../../formats/adapter.js";
 import { type RepairEntry, repair } from "../../repair/index.js";
+import type { PreparedRequest } from "../off-loop/prepare-pool.js";
 import { type CompactionPlan, compactionPlan, summaryRequest } from "./compaction.js";
 import type { ProviderRuntime } from "./providers.js";
 
@@ -27,6 +28,10 @@ export interface ClientRequest {
   createdAt?: number;
   /** The stored answer the request continued, and whether its answer is kept. */
   state?: AnswerState;
+  /** The conversation's prompt-cache key (`ConversationRequest.cacheKey`), the same on each of its turns. */
+  cacheKey?: string;
+  /** Set when the request was read on a prepare thread, which holds its history and plans it (`off-loop/`). */
+  prepared?: PreparedRequest;
 }
 
 /** What the client's encoder needs beside the answer: the request (its tools, its settings), the id, the state. */
@@ -60,9 +65,11 @@ export function planUpstream(
   options: { reasoningAsText?: boolean } = {},
 ): UpstreamPlan {
   const { connection } = provider;
-  const target = options.reasoningAsText
-    ? { ...connection.repairTarget, reasoningAsText: true }
-    : connection.repairTarget;
+  const target = {
+    ...connection.repairTarget,
+    binding: provider.binding,
+    ...(options.reasoningAsText ? { reasoningAsText: true } : {}),
+  };
   const compaction = compactionPlan(request.format, request.core, provider, upstreamModel);
   const core = compaction === undefined ? request.core : summaryRequest(request.core);
   const repaired = repair(core.messages, target);
@@ -80,6 +87,7 @@ export function planUpstream(
       ...(repaired.report.length === 0 ? {} : { repaired: repaired.messages }),
       ...(connection.signatureOwner === undefined ? {} : { signatureOwner: connection.signatureOwner }),
       ...(core.compact === true ? { compact: true } : {}),
+      ...(request.cacheKey === undefined ? {} : { cacheKey: request.cacheKey }),
       provider: provider.config.name,
     });
     const plan: UpstreamPlan = { body: planned.value, lossy: planned.lossy, repair: repaired.report };
@@ -91,6 +99,7 @@ export function planUpstream(
     model: upstreamModel,
     messages: repaired.messages,
     stream: request.stream,
+    ...(request.cacheKey === undefined ? {} : { cacheKey: request.cacheKey }),
   });
   const plan: UpstreamPlan = { body: converted.value, lossy: converted.lossy, repair: repaired.report };
   if (compaction !== undefined) plan.compaction = compaction;

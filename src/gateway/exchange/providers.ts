@@ -3,6 +3,7 @@ import { SettingError } from "../../formats/adapter.js";
 import { findUpstreamType, orList, UPSTREAM_TYPES } from "../../formats/registry.js";
 import { ConfigError } from "../config/load.js";
 import type { GatewayConfig, ProviderConfig } from "../config/types.js";
+import { providerBinding } from "./reasoning-binding.js";
 
 /** A configured provider, ready to call: its API's adapter, and the connection that adapter built for it. */
 export interface ProviderRuntime {
@@ -11,6 +12,8 @@ export interface ProviderRuntime {
   adapter: FormatAdapter;
   /** Its endpoint, headers, quirks and history rules, resolved once at start-up. */
   connection: UpstreamConnection;
+  /** The key or deployment behind it, as its answers' reasoning is bound to (`reasoning-binding.ts`). */
+  binding: string;
 }
 
 export function buildProviders(config: GatewayConfig): Record<string, ProviderRuntime> {
@@ -29,6 +32,7 @@ export function buildProviders(config: GatewayConfig): Record<string, ProviderRu
         config: provider,
         adapter,
         connection: adapter.upstream.connect({ ...provider, peers }),
+        binding: providerBinding(provider),
       };
     } catch (error) {
       if (error instanceof SettingError)

@@ -3,11 +3,13 @@ import type { MessageSource } from "../../store/conversations/conversation-store
 import type { Context } from "../http/context.js";
 import { formatLossyHeader, lossyHeaderEntries } from "../lossy-header.js";
 import { routeRequest } from "../models/route-request.js";
+import { planExchange } from "../off-loop/plan-exchange.js";
 import type { GatewayState } from "../state.js";
 import { explainUpstreamFailure } from "../upstream-hints.js";
 import { answerOnce } from "./answer-once.js";
+import { conversationCacheKey } from "./cache-key.js";
 import type { Exchange } from "./exchange.js";
-import { type ClientRequest, forwardsClientQuery, planUpstream, sameApiPassthrough } from "./plan.js";
+import { type ClientRequest, forwardsClientQuery, sameApiPassthrough } from "./plan.js";
 import { recordTrace } from "./record-trace.js";
 import { streamAnswer } from "./stream-answer.js";
 
@@ -42,7 +44,8 @@ export async function runExchange(
     clientModel: request.clientModel,
     stream: request.stream,
   });
-  const plan = planUpstream(request, provider, route.upstreamModel);
+  request.cacheKey ??= conversationCacheKey(ctx.req.headers, request.core, options.conversationId);
+  const plan = await planExchange(request, provider, route.upstreamModel);
   const headers: Record<string, string> = {};
   const lossy = lossyHeaderEntries([...request.lossy, ...plan.lossy], plan.repair);
   const lossyHeader = formatLossyHeader(lossy);
@@ -143,7 +146,9 @@ async function resendOnReasoningRefusal(
     const status = error instanceof UpstreamError ? error.upstreamStatus : undefined;
     if (refuses === undefined || status === undefined || ctx.res.headersSent) throw error;
     if (!refuses(status, (error as UpstreamError).body ?? "")) throw error;
-    const plan = planUpstream(exchange.request, exchange.provider, exchange.upstreamModel, { reasoningAsText: true });
+    const plan = await planExchange(exchange.request, exchange.provider, exchange.upstreamModel, {
+      reasoningAsText: true,
+    });
     if (plan.repair.length === 0) throw error;
     const provider = exchange.provider.config.name;
     plan.lossy.unshift({

@@ -9,6 +9,7 @@ import { recordUpstream } from "./answer-once.js";
 import { compactedEvents } from "./compaction.js";
 import { appendCapped, arrivalMs, checkAnswer, checkAnswerDepth, type Exchange, streamArrivals } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
+import { bindingDecoder } from "./reasoning-binding.js";
 import { StreamRelay } from "./stream-relay.js";
 import { upstreamEventBatches } from "./upstream-events.js";
 
@@ -121,7 +122,11 @@ function upstreamBatches(
   startedAt: number,
 ): AsyncIterator<StreamEvent[]> {
   const traceCap = config.traces.maxBodyBytes;
-  const decoder = provider.connection.streamDecoder(exchange.request.core);
+  const decoder = bindingDecoder(
+    provider.connection.streamDecoder(exchange.request.core),
+    provider.config.name,
+    provider.binding,
+  );
   const arrivals = tracing ? streamArrivals(exchange).upstreamResponse : undefined;
   const onChunk = tracing
     ? (text: string) => {

@@ -16,12 +16,17 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
 
 /** The body parsed, and its text as sent (for a body that may go on unchanged). */
 export async function readJsonBodyText(ctx: Context, limit: number): Promise<{ value: unknown; text: string }> {
+  return parseJsonText(await readJsonText(ctx, limit));
+}
+
+/** The body's text, checked as `readJsonBody` checks it but not yet parsed (a large one is parsed off the loop). */
+export async function readJsonText(ctx: Context, limit: number): Promise<string> {
   requireJsonContentType(ctx);
   const declared = Number(ctx.req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(ctx, limit);
   const bytes = await readBytes(ctx, limit);
   if (bytes.length === 0) throw new InvalidRequestError("request body is empty; expected a JSON object", "body");
-  return parseJsonBytes(bytes);
+  return utf8Text(bytes);
 }
 
 /** A body that may be absent (no length, not chunked) or empty: undefined then, else as `readJsonBody`. */
@@ -51,8 +56,16 @@ function requireJsonContentType(ctx: Context): void {
 }
 
 function parseJsonBytes(bytes: Buffer): { value: unknown; text: string } {
+  return parseJsonText(utf8Text(bytes));
+}
+
+function utf8Text(bytes: Buffer): string {
   if (!isUtf8(bytes)) throw new InvalidRequestError("request body is not valid UTF-8", "body");
-  const text = bytes.toString("utf8");
+  return bytes.toString("utf8");
+}
+
+/** A body's text as JSON: a 400 for text nested deeper than `MAX_JSON_DEPTH` or that is not JSON. */
+export function parseJsonText(text: string): { value: unknown; text: string } {
   if (jsonNestsDeeperThan(text)) {
     throw new InvalidRequestError(`request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, "body");
   }

@@ -26,7 +26,8 @@ export async function routeRequest(state: GatewayState, request: ClientRequest):
   refuseHeldHistory(request, provider);
   let estimate: number | undefined;
   const estimateInputTokens = () => {
-    estimate ??= approximateInputTokens(request.core);
+    // A request read on a prepare thread came with its estimate: here it has no history to count.
+    estimate ??= request.prepared?.summary.inputEstimate ?? approximateInputTokens(request.core);
     return estimate;
   };
   // A client of the provider's own API whose body goes through as sent (Anthropic's) is not fitted.
@@ -36,7 +37,7 @@ export async function routeRequest(state: GatewayState, request: ClientRequest):
   const limits = state.catalogue.limits(provider.config.name, route.upstreamModel);
   const fitted = await fitRequest(request.core, route.upstreamModel, limits, {
     approximate: estimateInputTokens,
-    exact: () => countInputTokens(request.core),
+    exact: () => request.prepared?.countInputTokens() ?? countInputTokens(request.core),
   });
   if (fitted.lossy.length === 0) return { route, provider, request, estimateInputTokens };
   return {

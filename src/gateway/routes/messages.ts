@@ -3,8 +3,10 @@ import type { AnswerState, ClientRequestRead, ClientRoute, FormatAdapter } from 
 import { messageSources } from "../exchange/message-sources.js";
 import { encodeOptions } from "../exchange/plan.js";
 import { runExchange } from "../exchange/run.js";
-import { expectObject, readJsonBodyText } from "../http/body.js";
+import { expectObject, parseJsonText, readJsonText } from "../http/body.js";
 import type { Context } from "../http/context.js";
+import { preparedClientRequest } from "../off-loop/plan-exchange.js";
+import { OFF_LOOP_BODY_CHARACTERS, type PreparedRequest, preparePool } from "../off-loop/prepare-pool.js";
 import type { GatewayState } from "../state.js";
 
 export const CONVERSATION_HEADER = "x-parley-conversation-id";
@@ -20,10 +22,21 @@ export async function handleAnswer(
   format: FormatAdapter,
   route: ClientRoute,
 ): Promise<void> {
-  const { value, text } = await readJsonBodyText(ctx, state.config.limits.maxBodyBytes);
-  const raw = expectObject(value);
-  const converted = format.client.readRequest(raw, { route, params: ctx.params, query: ctx.query });
+  const text = await readJsonText(ctx, state.config.limits.maxBodyBytes);
   const conversationId = route.conversations ? headerValue(ctx, CONVERSATION_HEADER) : undefined;
+  if (conversationId === undefined && text.length > OFF_LOOP_BODY_CHARACTERS) {
+    const prepared = await readOffLoop(ctx, state, format, route, text);
+    if (prepared !== undefined) {
+      try {
+        await runExchange(ctx, state, preparedClientRequest(format, prepared), { clientBodyText: text });
+      } finally {
+        prepared.release();
+      }
+      return;
+    }
+  }
+  const raw = expectObject(parseJsonText(text).value);
+  const converted = format.client.readRequest(raw, { route, params: ctx.params, query: ctx.query });
   let history: Message[] = [];
   if (conversationId !== undefined) {
     if (state.store === undefined) throw new ParleyError("api_error", "no store is configured");
@@ -103,6 +116,31 @@ async function storedAnswers(
   const answerState: AnswerState = { kept };
   if (asked.previous !== undefined) answerState.previous = asked.previous;
   return { history, state: answerState, ...(kept ? { id: stored.newId() } : {}) };
+}
+
+/** A large stateless request read on a prepare thread; undefined when it needs the store, and is read here. */
+function readOffLoop(
+  ctx: Context,
+  state: GatewayState,
+  format: FormatAdapter,
+  route: ClientRoute,
+  text: string,
+): Promise<PreparedRequest | undefined> {
+  const sessionHeaders: Record<string, string> = {};
+  for (const name of ["x-claude-code-session-id", "session_id"]) {
+    const value = ctx.req.headers[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) sessionHeaders[name] = first;
+  }
+  return preparePool(state).read({
+    format: format.id,
+    route: format.client.routes.indexOf(route),
+    params: ctx.params,
+    query: ctx.query.toString(),
+    text,
+    sessionHeaders,
+    hasStore: state.store !== undefined,
+  });
 }
 
 function headerValue(ctx: Context, name: string): string | undefined {
