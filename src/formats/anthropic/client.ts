@@ -40,6 +40,15 @@ export const anthropicClient: ClientSide = {
         path: `message.content[${index}]`,
       });
     });
+    // Its encoder leaves out a signature-only thinking block that would end the answer after its text.
+    const parts = answer.message.parts;
+    const last = parts.at(-1);
+    if (last?.type === "thinking" && last.thinking === "" && parts.at(-2)?.type === "text")
+      lossy.push({
+        code: "thought-signature-dropped",
+        message: "a signature given after the answer's text was left out, so that the answer ends with its text",
+        path: `message.content[${parts.length - 1}]`,
+      });
     return lossy;
   },
   errorBody: (error, requestId) => {

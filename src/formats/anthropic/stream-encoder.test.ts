@@ -189,6 +189,35 @@ describe("anthropic stream encoder", () => {
     expect(accumulate(decodeAll(messages)).message.parts).toEqual([{ type: "text", text: "whole" }]);
   });
 
+  test("a signature-only thinking block after the text goes out only if another block follows it", () => {
+    const signed = (index: number): StreamEvent[] => [
+      { type: "block-start", index, part: { type: "thinking", thinking: "" } },
+      { type: "signature", index, signature: "sig" },
+      { type: "block-end", index },
+    ];
+    const text: StreamEvent[] = [
+      { type: "block-start", index: 0, part: { type: "text", text: "The answer." } },
+      { type: "block-end", index: 0 },
+    ];
+    // The answer ends with its text, the block clients read as the answer.
+    const ending = parseSse(encodeAll([start, ...text, ...signed(1), finish]));
+    expect(orderViolation(ending)).toBeUndefined();
+    expect(accumulate(decodeAll(ending)).message.parts).toEqual([{ type: "text", text: "The answer." }]);
+    // Before a call, it keeps its place.
+    const call: StreamEvent[] = [
+      { type: "block-start", index: 2, part: { type: "tool_call", id: "t", name: "f", input: {} } },
+      { type: "block-end", index: 2 },
+    ];
+    const before = parseSse(encodeAll([start, ...text, ...signed(1), ...call, finish]));
+    expect(orderViolation(before)).toBeUndefined();
+    expect(accumulate(decodeAll(before)).message.parts.map((part) => part.type)).toEqual([
+      "text",
+      "thinking",
+      "tool_call",
+    ]);
+    expect(accumulate(decodeAll(before)).message.parts[1]).toMatchObject({ thinking: "", signature: "sig" });
+  });
+
   test("a mid-stream error ends the stream; nothing is written after it", () => {
     const encoder = createAnthropicStreamEncoder();
     const head =

@@ -35,8 +35,11 @@ export function createAnthropicStreamEncoder(options: AnthropicStreamEncoderOpti
 const PING = formatSse("ping", '{"type":"ping"}');
 const MESSAGE_STOP = formatSse("message_stop", '{"type":"message_stop"}');
 
-/** What the open block is on the wire; `skip` for a part Anthropic cannot show (an OpenAI opaque part). */
-type OpenBlock = "text" | "thinking" | "tool" | "whole" | "skip";
+/**
+ * What the open block is on the wire; `skip` for a part Anthropic cannot show (an OpenAI opaque part); `held` for an
+ * empty thinking block right after a text block, not sent yet (see `held`).
+ */
+type OpenBlock = "text" | "thinking" | "tool" | "whole" | "skip" | "held";
 
 class Encoder implements AnthropicStreamEncoder {
   private started = false;
@@ -47,6 +50,15 @@ class Encoder implements AnthropicStreamEncoder {
   private openBlock: OpenBlock | undefined;
   private openPart: Part | undefined;
   private signatureSent = false;
+  /** What the last block closed on the wire was. */
+  private lastSent: OpenBlock | undefined;
+  /**
+   * An empty thinking block (a signature only) right after a text block: sent when another block follows; left out
+   * when the answer ends there (a provider that signs its text last, Gemini, gives the signature only once the text
+   * is out). Clients read an answer's last block as its answer (Claude Code's `-p` result), so it must be the text;
+   * `streamedAnswerLossy` reports it.
+   */
+  private held: { part: Part; signature?: string } | undefined;
   /** The open tool block's input, sent whole at its end (see `toolInput`). */
   private toolJson: string[] = [];
   private knownUsage: Partial<Usage> = {};
@@ -81,14 +93,20 @@ class Encoder implements AnthropicStreamEncoder {
         return formatSse("message_start", JSON.stringify({ type: "message_start", message }));
       }
       case "block-start":
-        return this.start() + this.closeOpen() + this.blockStart(event.part);
+        return this.start() + this.closeOpen() + this.sendHeld() + this.blockStart(event.part);
       case "text-delta":
         if (this.openBlock !== "text" || event.text === "") return "";
         return this.delta(JSON.stringify({ type: "text_delta", text: event.text }));
-      case "thinking-delta":
+      case "thinking-delta": {
+        const held = this.openBlock === "held" && event.thinking !== "" ? this.openHeld() : "";
         if (this.openBlock !== "thinking") return "";
-        return this.delta(JSON.stringify({ type: "thinking_delta", thinking: event.thinking }));
+        return held + this.delta(JSON.stringify({ type: "thinking_delta", thinking: event.thinking }));
+      }
       case "signature":
+        if (this.openBlock === "held" && this.held !== undefined) {
+          this.held.signature = event.signature;
+          return "";
+        }
         if (this.openBlock !== "thinking") return "";
         this.signatureSent = true;
         return this.delta(JSON.stringify({ type: "signature_delta", signature: event.signature }));
@@ -104,6 +122,7 @@ class Encoder implements AnthropicStreamEncoder {
       case "finish": {
         const out = this.start() + this.closeOpen();
         this.ended = true;
+        this.held = undefined;
         // cumulative, as Anthropic sends it: counts known from message_start are restated unless updated
         const known = this.knownUsage;
         const usage = coreUsageToAnthropic(
@@ -157,6 +176,11 @@ class Encoder implements AnthropicStreamEncoder {
         if (part.text !== "") follow = JSON.stringify({ type: "text_delta", text: part.text });
         break;
       case "thinking":
+        if (part.thinking === "" && this.lastSent === "text") {
+          this.openBlock = "held";
+          this.held = { part };
+          return "";
+        }
         this.openBlock = "thinking";
         block = { type: "thinking", thinking: "", signature: "", ...part.extra?.anthropic };
         if (part.thinking !== "") follow = JSON.stringify({ type: "thinking_delta", thinking: part.thinking });
@@ -199,6 +223,24 @@ class Encoder implements AnthropicStreamEncoder {
     return follow === "" ? out : out + this.delta(follow);
   }
 
+  /** The held block on the wire, open. */
+  private openHeld(): string {
+    const held = this.held;
+    this.held = undefined;
+    if (held === undefined || held.part.type !== "thinking") return "";
+    this.lastSent = undefined;
+    const out = this.blockStart({ ...held.part, thinking: "" });
+    if (held.signature === undefined) return out;
+    this.signatureSent = true;
+    return out + this.delta(JSON.stringify({ type: "signature_delta", signature: held.signature }));
+  }
+
+  /** The held block, whole, once another block follows it. */
+  private sendHeld(): string {
+    if (this.held === undefined) return "";
+    return this.openHeld() + this.closeOpen();
+  }
+
   private toolInput(): string {
     const text = this.toolJson.join("");
     this.toolJson = [];
@@ -217,7 +259,8 @@ class Encoder implements AnthropicStreamEncoder {
     const open = this.openBlock;
     if (open === undefined) return "";
     this.openBlock = undefined;
-    if (open === "skip") return "";
+    if (open === "skip" || open === "held") return "";
+    this.lastSent = open;
     let out = open === "tool" ? this.toolInput() : "";
     const part = this.openPart;
     if (open === "thinking" && !this.signatureSent && part?.type === "thinking") {
