@@ -110,6 +110,11 @@ export interface UpstreamConnection {
    */
   readonly signatureOwner?: string;
   /**
+   * Whether the provider takes a prompt-cache key (`ConversationRequest.cacheKey`): the gateway derives one only
+   * for those, since it is a hash of the conversation's start. Absent: it takes none.
+   */
+  readonly takesCacheKey?: boolean;
+  /**
    * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
    * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names. `model` is
    * the model the request goes to, for an API that names it in the URL (Gemini).

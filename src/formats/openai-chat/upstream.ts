@@ -106,6 +106,9 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
       return openaiRepairTarget(compat, provider.name);
     },
     target: bearerTarget(provider, endpoint, OPENAI_FORWARDED),
+    get takesCacheKey() {
+      return compat.promptCacheKey;
+    },
     encodeRequest(request) {
       // Without a preset (named or known from the URL) or a setting, the mode is no one's choice: a client's
       // reasoning field goes as it came.

@@ -92,6 +92,7 @@ function connectResponses(provider: ProviderSettings): UpstreamConnection {
     // With other Responses providers a conversation could move to, its sealed reasoning must say whose it is.
     ...((provider.peers?.length ?? 0) > 0 ? { signatureOwner: provider.name } : {}),
     target: bearerTarget(provider, endpoint, RESPONSES_FORWARDED),
+    takesCacheKey: true,
     encodeRequest: (request) => coreToResponsesRequest(request, { provider: provider.name, reasoning }),
     decodeResponse: (body) => responsesResponseToCore(body, decodeOptions),
     streamDecoder: () => createResponsesStreamDecoder(decodeOptions),

@@ -44,7 +44,9 @@ export async function runExchange(
     clientModel: request.clientModel,
     stream: request.stream,
   });
-  request.cacheKey ??= conversationCacheKey(ctx.req.headers, request.core, options.conversationId);
+  // Derived only for a provider that takes one: it hashes the conversation's start.
+  if (provider.connection.takesCacheKey === true)
+    request.cacheKey ??= conversationCacheKey(ctx.req.headers, request.core, options.conversationId);
   const plan = await planExchange(request, provider, route.upstreamModel);
   const headers: Record<string, string> = {};
   const lossy = lossyHeaderEntries([...request.lossy, ...plan.lossy], plan.repair);
