@@ -177,8 +177,8 @@ export interface ModelLimits {
 export interface ProviderModelFacts {
   /** The kind of server whose quirks apply (a preset id: `vllm`, `ollama`, `deepseek`...). */
   readonly preset: string;
-  /** Whether the preset was guessed from the base URL rather than configured. */
-  readonly presetGuessed: boolean;
+  /** Where the preset came from: the configuration, the base URL, or what the server's model list says it is. */
+  readonly presetFrom: "configuration" | "URL" | "model list";
   /** The limits the provider publishes for a model, when its figures are known. */
   publishedLimits(model: string): ModelLimits | undefined;
   /** A cap on every model's output (`compat.maxTokensCap`). */

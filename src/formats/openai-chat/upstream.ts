@@ -93,6 +93,7 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
   let compat = compatOf(provider);
   let reasoning = provider.reasoning ?? compat.reasoningMode;
   const endpoint = `${provider.baseUrl}/chat/completions`;
+  let recognised = false;
   const decodeOptions = (request: ConversationRequest): OpenAIDecodeOptions => {
     // Whose reasoning it is, and which text tool-call syntax to recover (typed by the request's tools).
     const options: OpenAIDecodeOptions = { provider: provider.name };
@@ -133,7 +134,9 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
       get preset() {
         return compat.id;
       },
-      presetGuessed: provider.preset === undefined,
+      get presetFrom() {
+        return provider.preset !== undefined ? "configuration" : recognised ? "model list" : "URL";
+      },
       publishedLimits: (model) => publishedLimits(limitsProviderKey(compat.id, provider.baseUrl), model),
       ...(compat.maxTokensCap === undefined ? {} : { maxTokensCap: compat.maxTokensCap }),
     },
@@ -147,6 +150,7 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
       const named = presetFromOwners(owners);
       if (named === undefined || named === compat.id) return;
       compat = resolveCompat(named, provider.baseUrl, provider.compat as Partial<OpenAICompat>);
+      recognised = true;
       reasoning = provider.reasoning ?? compat.reasoningMode;
     },
   };

@@ -46,7 +46,8 @@ function providerLine(state: GatewayState, runtime: ProviderRuntime): string {
 function kind(runtime: ProviderRuntime): string {
   const facts = runtime.connection.modelFacts;
   if (facts === undefined) return runtime.config.type;
-  return `${runtime.config.type}, preset ${facts.preset}${facts.presetGuessed ? " guessed from the URL" : ""}`;
+  const from = { configuration: "", URL: " guessed from the URL", "model list": " recognised from its model list" };
+  return `${runtime.config.type}, preset ${facts.preset}${from[facts.presetFrom]}`;
 }
 
 function whereNamesGo(state: GatewayState, config: ProviderConfig, listed: number): string {
