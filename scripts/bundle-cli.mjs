@@ -68,5 +68,5 @@ function notices(results) {
     const text = file === undefined ? `Licensed ${manifest.license}.` : readFileSync(join(folder, file), "utf8").trim();
     return `## ${name} ${manifest.version} (${manifest.license})\n\n\`\`\`\n${text}\n\`\`\`\n`;
   });
-  return `# Third-party notices\n\nThe bundles in this folder (\`parley.js\`, \`gateway.js\`, \`token-count-worker.js\`, \`trace-worker.js\`) hold these packages.\n\n${sections.join("\n")}`;
+  return `# Third-party notices\n\nThe bundles in this folder (\`parley.js\`, \`gateway.js\`, \`token-count-worker.js\`, \`prepare-worker.js\`, \`trace-worker.js\`) hold these packages.\n\n${sections.join("\n")}`;
 }

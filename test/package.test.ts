@@ -160,7 +160,6 @@ describe("the npm package", () => {
     for (const worker of [
       "token-count-worker.js",
       "prepare-worker.js",
-      "gateway/off-loop/prepare-worker.js",
       "trace-worker.js",
       "store/sqlite/trace-worker.js",
     ])
