@@ -35,8 +35,9 @@ const options = {
 };
 const built = [await build({ ...options, entryPoints: [entry], outfile })];
 // The worker threads start from files beside the bundle, bundled the same way: the tokenizer's
-// (src/gateway/token-count.ts) and the SQLite trace writer's (src/store/sqlite/trace-writer.ts). Both the CLI and
-// the `parley/gateway` bundle find them there.
+// (src/gateway/token-count.ts), the prepare threads' (src/gateway/off-loop/prepare-pool.ts: large requests, and the
+// inspector's views of large traces, whose modules the bundle takes in) and the SQLite trace writer's
+// (src/store/sqlite/trace-writer.ts). Both the CLI and the `parley/gateway` bundle find them there.
 const compiled = dirname(dirname(entry));
 for (const worker of [
   "gateway/token-count-worker.js",

@@ -98,6 +98,24 @@ function expectHealthy(name: string, latencies: number[]): void {
   expect(figure.p99Ms).toBeLessThan(1000);
 }
 
+/** `GET /ready`: its status and body. */
+async function ready(url: string): Promise<{ status: number; body: unknown }> {
+  const response = await request(`${url}/ready`);
+  return { status: response.statusCode, body: await response.body.json() };
+}
+
+/** `/ready` past the store's deadline: a 503 naming the store. */
+function expectNotReady(reply: { status: number; body: unknown }, backend: string): void {
+  expect(reply).toEqual({
+    status: 503,
+    body: {
+      status: "unavailable",
+      store: backend,
+      error: { type: "api_error", message: `the store (${backend}) did not answer within ${DEADLINE_MS} ms` },
+    },
+  });
+}
+
 function expectWholeStream(reply: { status: number; text: string }): void {
   expect(reply.status, reply.text).toBe(200);
   expect(reply.text).toContain('"type":"message_stop"');
@@ -121,22 +139,26 @@ describe("SQLite: a write lock another process holds past the deadline", () => {
     });
     try {
       const { id } = await gateway.state.store!.conversations.create();
+      expect(await ready(gateway.url)).toEqual({ status: 200, body: { status: "ready", store: "sqlite" } });
       const holdMs = 5000;
       const lock = startHelper("hold-write-lock", [path, String(holdMs)]);
       await lock.ready;
       const started = performance.now();
-      const [health, stateless, stored, storedWhole] = await Promise.all([
+      const [health, stateless, stored, storedWhole, readiness] = await Promise.all([
         probeHealth(gateway.url, holdMs - 1500),
         postStream(`${gateway.url}/v1/messages`, turn(true)),
         postJson(`${gateway.url}/v1/messages`, turn(true), { "x-parley-conversation-id": id }),
         postJson(`${gateway.url}/v1/messages`, turn(false), { "x-parley-conversation-id": id }),
+        ready(gateway.url),
       ]);
       expect(performance.now() - started).toBeLessThan(holdMs);
       expectHealthy("a 5 s SQLite write lock", health);
       expectWholeStream(stateless);
       expectStoreUnavailable(stored, "sqlite");
       expectStoreUnavailable(storedWhole, "sqlite");
+      expectNotReady(readiness, "sqlite");
       await lock.done;
+      expect((await ready(gateway.url)).status).toBe(200);
       // The refused turns left nothing; the next one is stored whole.
       expect(await gateway.state.store!.conversations.load(id)).toEqual([]);
       expectWholeStream(await postStream(`${gateway.url}/v1/messages`, turn(true), { "x-parley-conversation-id": id }));
@@ -179,20 +201,23 @@ describe("PostgreSQL that hangs or dies", () => {
       resumed = true;
     });
     try {
-      const [health, stateless, stored, storedWhole] = await Promise.all([
+      const [health, stateless, stored, storedWhole, readiness] = await Promise.all([
         probeHealth(gateway.url, stopMs - 1000),
         postStream(`${gateway.url}/v1/messages`, turn(true)),
         postJson(`${gateway.url}/v1/messages`, turn(true), { "x-parley-conversation-id": id }),
         postJson(`${gateway.url}/v1/messages`, turn(false), { "x-parley-conversation-id": id }),
+        ready(gateway.url),
       ]);
       expect(resumed).toBe(false);
       expectHealthy("a 4 s SIGSTOP of PostgreSQL", health);
       expectWholeStream(stateless);
       expectStoreUnavailable(stored, "postgres");
       expectStoreUnavailable(storedWhole, "postgres");
+      expectNotReady(readiness, "postgres");
     } finally {
       await resume;
     }
+    expect(await ready(gateway.url)).toEqual({ status: 200, body: { status: "ready", store: "postgres" } });
     expectWholeStream(await postStream(`${gateway.url}/v1/messages`, turn(true), { "x-parley-conversation-id": id }));
     const loaded = (await gateway.state.store!.conversations.load(id))!;
     expect(loaded.at(-1)).toMatchObject({ message: { role: "assistant" }, complete: true });

@@ -2,7 +2,7 @@ import { InvalidRequestError } from "../core/index.js";
 import type { AnswerStore } from "./answers/answer-store.js";
 import type { ConversationStore } from "./conversations/conversation-store.js";
 import type { FlushPolicy } from "./conversations/streaming-writer.js";
-import { DEFAULT_STORE_DEADLINE_MS } from "./deadline.js";
+import { DEFAULT_STORE_DEADLINE_MS, withDeadline } from "./deadline.js";
 import type { PostgresPool } from "./postgres/driver.js";
 import type { SqliteDatabase } from "./sqlite/driver.js";
 import { DEFAULT_TRACE_BYTES, DEFAULT_TRACE_RETENTION, type TraceRetention } from "./traces/retention.js";
@@ -15,6 +15,12 @@ export interface Store {
   /** Answers kept for later turns (the Responses API's `store`). */
   answers: AnswerStore;
   traces: TraceStore;
+  /**
+   * Resolves once the store could take a write now: SQLite's write lock taken and let go at once, a round trip to
+   * PostgreSQL. Past the store's deadline it rejects with a `StoreUnavailableError` naming the store (the gateway's
+   * `GET /ready`).
+   */
+  ready(): Promise<void>;
   /** Writes what the trace writer holds first, then closes the database (or pool). */
   close(): Promise<void>;
 }
@@ -117,6 +123,7 @@ export async function memoryStore(options: BackendOptions = {}): Promise<Store> 
     conversations: new MemoryConversations(options.flushPolicy),
     answers: new MemoryAnswers(),
     traces,
+    ready: async () => undefined,
     close: () => traces.close(),
   };
 }
@@ -126,13 +133,17 @@ export async function memoryStore(options: BackendOptions = {}): Promise<Store> 
  * it lacks are applied here. Closing the store closes the database.
  */
 export async function sqliteStore(database: SqliteDatabase, options: BackendOptions = {}): Promise<Store> {
-  const [{ prepareDatabase, neverWaitInside }, { SqliteConversations }, { SqliteAnswers }, { SqliteTraces }] =
-    await Promise.all([
-      import("./sqlite/driver.js"),
-      import("./sqlite/conversations.js"),
-      import("./sqlite/answers.js"),
-      import("./sqlite/traces.js"),
-    ]);
+  const [
+    { prepareDatabase, neverWaitInside, whenUnlocked },
+    { SqliteConversations },
+    { SqliteAnswers },
+    { SqliteTraces },
+  ] = await Promise.all([
+    import("./sqlite/driver.js"),
+    import("./sqlite/conversations.js"),
+    import("./sqlite/answers.js"),
+    import("./sqlite/traces.js"),
+  ]);
   prepareDatabase(database);
   neverWaitInside(database);
   const traces = new SqliteTraces(database, options);
@@ -140,6 +151,12 @@ export async function sqliteStore(database: SqliteDatabase, options: BackendOpti
     conversations: new SqliteConversations(database, options),
     answers: new SqliteAnswers(database, options.deadlineMs),
     traces,
+    // The write lock, tried as every call tries it (off the event loop between tries), and let go at once.
+    ready: () =>
+      whenUnlocked(() => {
+        database.exec("BEGIN IMMEDIATE");
+        database.exec("ROLLBACK");
+      }, options.deadlineMs ?? DEFAULT_STORE_DEADLINE_MS),
     async close() {
       await traces.close();
       database.close();
@@ -178,6 +195,12 @@ export async function postgresStore(pool: PostgresPool, options: BackendOptions 
     ),
     answers: answersWithDeadline(new PostgresAnswers(bounded), deadlineMs, "postgres"),
     traces,
+    ready: () =>
+      withDeadline(
+        bounded.query("SELECT 1").then(() => undefined),
+        deadlineMs,
+        "postgres",
+      ),
     async close() {
       await traces.close();
       await pool.end();

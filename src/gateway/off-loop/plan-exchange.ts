@@ -17,6 +17,7 @@ export function preparedClientRequest(format: FormatAdapter, prepared: PreparedR
     historyCount: 0,
     lossy: summary.lossy,
     cacheKey: summary.cacheKey,
+    conversationStart: summary.conversationStart,
     prepared,
   };
   if (summary.includeUsage !== undefined) request.includeUsage = summary.includeUsage;

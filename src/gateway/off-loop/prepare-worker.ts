@@ -1,12 +1,14 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { GatewayConfig } from "../config/types.js";
 import { AnsweredError } from "../http/answered-error.js";
+import { buildView } from "../inspector/build-view.js";
 import { countRequestTokens, planRequest, type ReadRequest, readRequest, ThreadProviders } from "./prepare.js";
 import type { PrepareJob, ThreadError } from "./protocol.js";
 
 /**
  * A prepare thread (see `prepare-pool.ts`): one request at a time, read, then planned for the provider the event
- * loop routed it to. The read request is held here between the two, and dropped once planned or released.
+ * loop routed it to. The read request is held here between the two, and dropped once planned or released. Between
+ * requests it builds the inspector's views of large traces.
  */
 
 const providers = new ThreadProviders(workerData as GatewayConfig);
@@ -31,6 +33,9 @@ async function run(job: PrepareJob): Promise<unknown> {
     case "release":
       held.delete(job.id);
       return undefined;
+    case "view":
+      // An inspector view of a large trace (`src/gateway/inspector/routes.ts`), on its own: no request is held.
+      return buildView(job);
     default:
       throw new Error(`unknown job ${(job as { kind: string }).kind}`);
   }
@@ -54,7 +59,12 @@ function threadError(error: unknown): ThreadError {
 
 parentPort?.on("message", (job: PrepareJob) => {
   run(job).then(
-    (result) => parentPort?.postMessage({ id: job.id, result }),
+    // A view's bytes cross without a copy.
+    (result) =>
+      parentPort?.postMessage(
+        { id: job.id, result },
+        result instanceof Uint8Array ? [result.buffer as ArrayBuffer] : [],
+      ),
     (error: unknown) => parentPort?.postMessage({ id: job.id, error: threadError(error) }),
   );
 });

@@ -3,6 +3,7 @@ import type { GatewayConfig } from "../config/types.js";
 import { conversationCacheKey } from "../exchange/cache-key.js";
 import { type ClientRequest, planUpstream } from "../exchange/plan.js";
 import { buildProviders, type ProviderRuntime } from "../exchange/providers.js";
+import { conversationStart } from "../exchange/route-switch.js";
 import { refuseHeldHistory } from "../held-history.js";
 import { expectObject, parseJsonText } from "../http/body.js";
 import { approximateInputTokens, countInputTokens } from "../token-count.js";
@@ -50,6 +51,7 @@ export function readRequest(input: ReadInput): { request: ReadRequest; summary: 
     slim: { ...core, messages: [] },
     lossy: request.lossy,
     cacheKey: conversationCacheKey(input.sessionHeaders, core, undefined),
+    conversationStart: conversationStart(core),
     inputEstimate: approximateInputTokens(core),
   };
   if (request.includeUsage !== undefined) summary.includeUsage = request.includeUsage;

@@ -1,6 +1,8 @@
 import type { ConversationRequest, LossyEntry } from "../../core/index.js";
 import type { AnswerState } from "../../formats/adapter.js";
+import type { PreviousView } from "../../inspect/view-types.js";
 import type { RepairEntry } from "../../repair/index.js";
+import type { TraceRecord, TraceSummary } from "../../store/traces/trace-store.js";
 
 /** What crosses between the event loop and a prepare thread (`prepare-pool.ts`, `prepare-worker.ts`). */
 
@@ -31,6 +33,8 @@ export interface ReadSummary {
   includeUsage?: boolean;
   state?: AnswerState;
   cacheKey: string;
+  /** `conversationStart` of the whole request: `slim` has no messages. */
+  conversationStart: string;
   inputEstimate: number;
 }
 
@@ -56,11 +60,28 @@ export interface PlannedBody {
   repair: RepairEntry[];
 }
 
+/**
+ * An inspector view of a large trace, built on a thread (`src/gateway/inspector/build-view.ts`): the trace (and for
+ * the previous exchange's, the one before it) and the keys to keep out of the view. It comes back as the JSON the
+ * route sends, in UTF-8.
+ */
+export type ViewInput = { secrets: readonly string[] } & (
+  | { view: "exchange"; trace: TraceRecord; upstreamFormat: string | undefined }
+  | {
+      view: "previous";
+      trace: TraceRecord;
+      previous: TraceSummary;
+      earlier: TraceRecord;
+      by: NonNullable<PreviousView["by"]>;
+    }
+);
+
 export type PrepareJob =
   | ({ kind: "read"; id: number } & ReadInput)
   | ({ kind: "plan"; id: number } & PlanInput)
   | { kind: "count"; id: number }
-  | { kind: "release"; id: number };
+  | { kind: "release"; id: number }
+  | ({ kind: "view"; id: number } & ViewInput);
 
 /** An error as it crosses to the event loop, to be thrown there as the same class. */
 export interface ThreadError {

@@ -79,6 +79,18 @@ export const postgresMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: "traces: the prompt cache's figures and a switch of route within a conversation",
+    // As SQLite's step 9: listed fields, NULL in a trace recorded before.
+    sql: `
+      ALTER TABLE traces
+        ADD COLUMN cache_read_tokens integer,
+        ADD COLUMN cache_write_tokens integer,
+        ADD COLUMN switched_from_provider text,
+        ADD COLUMN switched_from_model text;
+    `,
+  },
 ];
 
 /**

@@ -20,7 +20,8 @@ import type { PostgresClient, PostgresPool, PostgresQueryable } from "./driver.j
 const TRACE_LOCK = 0x7061726c7472; // "parltr"
 
 const ROW_COLUMNS = `seq, id, request_id, created_at, route, provider, client_model, upstream_model, status, duration_ms,
-  input_tokens, output_tokens, conversation_id, tenant, stream, lossy_count, repair_count`;
+  input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, switched_from_provider, switched_from_model,
+  conversation_id, tenant, stream, lossy_count, repair_count`;
 
 interface SqlRow {
   seq: string;
@@ -34,7 +35,11 @@ interface SqlRow {
   status: number | null;
   duration_ms: number | null;
   input_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
   output_tokens: number | null;
+  switched_from_provider: string | null;
+  switched_from_model: string | null;
   conversation_id: string | null;
   tenant: string | null;
   stream: boolean | null;
@@ -237,7 +242,7 @@ export class PostgresTraceTables {
   }
 
   private async insert(client: PostgresClient, traces: PreparedTrace[], ids: Map<string, number>): Promise<void> {
-    const columns: unknown[][] = Array.from({ length: 19 }, () => []);
+    const columns: unknown[][] = Array.from({ length: 23 }, () => []);
     let bytes = 0;
     for (const trace of traces) {
       const refs = encodeRefs(
@@ -262,7 +267,11 @@ export class PostgresTraceTables {
         row.status,
         row.durationMs,
         row.inputTokens,
+        row.cacheReadTokens,
+        row.cacheWriteTokens,
         row.outputTokens,
+        row.switchedFromProvider,
+        row.switchedFromModel,
         row.conversationId,
         row.tenant,
         row.stream,
@@ -276,11 +285,12 @@ export class PostgresTraceTables {
     }
     await client.query(
       `INSERT INTO traces (id, request_id, created_at, route, provider, client_model, upstream_model, status,
-         duration_ms, input_tokens, output_tokens, conversation_id, tenant, stream, lossy_count, repair_count,
-         record, bodies, bytes)
+         duration_ms, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, switched_from_provider,
+         switched_from_model, conversation_id, tenant, stream, lossy_count, repair_count, record, bodies, bytes)
        SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[],
-         $8::integer[], $9::double precision[], $10::integer[], $11::integer[], $12::text[], $13::text[],
-         $14::boolean[], $15::integer[], $16::integer[], $17::text[], $18::bytea[], $19::bigint[])`,
+         $8::integer[], $9::double precision[], $10::integer[], $11::integer[], $12::integer[], $13::integer[],
+         $14::text[], $15::text[], $16::text[], $17::text[], $18::boolean[], $19::integer[], $20::integer[],
+         $21::text[], $22::bytea[], $23::bigint[])`,
       columns,
     );
     await client.query("UPDATE trace_totals SET traces = traces + $1, bytes = bytes + $2", [traces.length, bytes]);
@@ -382,7 +392,11 @@ function traceRow(row: SqlRow): TraceRow {
     status: row.status,
     durationMs: row.duration_ms,
     inputTokens: row.input_tokens,
+    cacheReadTokens: row.cache_read_tokens,
+    cacheWriteTokens: row.cache_write_tokens,
     outputTokens: row.output_tokens,
+    switchedFromProvider: row.switched_from_provider,
+    switchedFromModel: row.switched_from_model,
     conversationId: row.conversation_id,
     tenant: row.tenant,
     stream: row.stream,

@@ -105,6 +105,18 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX traces_tenant ON traces (tenant, created_at, seq) WHERE tenant IS NOT NULL AND tenant <> '${DEFAULT_OWNER}';
     `,
   },
+  {
+    version: 9,
+    name: "traces: the prompt cache's figures and a switch of route within a conversation",
+    // Listed fields, so that a conversation's page shows them turn by turn from its list alone. NULL in a trace
+    // recorded before: its figures were not kept apart.
+    sql: `
+      ALTER TABLE traces ADD COLUMN cache_read_tokens INTEGER;
+      ALTER TABLE traces ADD COLUMN cache_write_tokens INTEGER;
+      ALTER TABLE traces ADD COLUMN switched_from_provider TEXT;
+      ALTER TABLE traces ADD COLUMN switched_from_model TEXT;
+    `,
+  },
 ];
 
 /**

@@ -45,6 +45,68 @@ describe("sqlite trace storage", () => {
     expect(statSync(path).size).toBeLessThan(full / 10);
   });
 
+  test("written past maxBytes, the file stays within it: the traces' pages, not only the bytes counted", async () => {
+    const path = freshPath();
+    const maxBytes = 4 * MB;
+    // The file with every table and no trace: the pages that are not the traces'.
+    await (await sqliteStore(new Database(path), { traceRetention: false })).close();
+    const empty = statSync(path).size;
+    const store = await sqliteStore(new Database(path), { traceRetention: { maxBytes, maxCount: 1_000_000 } });
+    const words = "the quick brown fox jumps over the lazy dog while the gateway keeps the whole conversation ".split(
+      " ",
+    );
+    const prose = (bytes: number) => {
+      let text = "";
+      while (text.length < bytes) text += `${words[Math.floor(Math.random() * words.length)]} `;
+      return text.slice(0, bytes);
+    };
+    let count = 0;
+    let history: string[] = [];
+    // Three shapes: bodies that do not compress (their chunks' last overflow pages partly empty), small traces (rows
+    // and index entries), and an agent's turns (each request the last with a turn added, the answers streamed).
+    const next = (shape: number) => {
+      const at = new Date(Date.UTC(2026, 0, 1) + count * 1000).toISOString();
+      const one = { ...trace(`size-${String(count++).padStart(6, "0")}`, at), lossy: [], repair: [] };
+      if (shape === 0) return { ...one, clientRequest: noise(48 * 1024), upstreamRequest: noise(6 * 1024) };
+      if (shape === 1) {
+        const answer = JSON.stringify({ content: prose(400) });
+        return { ...one, clientRequest: prose(300), upstreamResponse: answer, clientResponse: answer };
+      }
+      if (history.length === 40) history = [];
+      history.push(JSON.stringify({ role: "user", content: prose(2000 + Math.floor(Math.random() * 3000)) }));
+      const stream = Array.from({ length: 100 }, () => `data: {"delta":"${prose(20)}"}\n\n`).join("");
+      return {
+        ...one,
+        clientRequest: `{"system":"${prose(8000)}","messages":[${history.join(",")}]}`,
+        upstreamRequest: `{"messages":[${history.join(",")}]}`,
+        upstreamResponse: stream,
+        clientResponse: stream,
+      };
+    };
+    const reader = new Database(path, { readonly: true });
+    const pages = () => Number(reader.pragma("page_count", { simple: true })) * 4096;
+    let largest = 0;
+    for (let round = 0; round < 12; round++) {
+      for (let batch = 0; batch < 4; batch++) {
+        await Promise.all(Array.from({ length: 40 }, () => store.traces.record(next(round % 3))));
+        largest = Math.max(largest, pages());
+      }
+    }
+    const usage = await store.traces.usage();
+    reader.close();
+    await store.close();
+    const file = statSync(path).size;
+    console.log(
+      `maxBytes ${maxBytes / MB} MB: file ${(file / MB).toFixed(2)} MB, at most ${(largest / MB).toFixed(2)} MB while ` +
+        `written; ${usage.traces} traces kept, ${(usage.bytes / MB).toFixed(2)} MB counted`,
+    );
+    // Once settled and after every batch, within the bound and the pages that are not the traces'.
+    expect(file).toBeLessThanOrEqual(maxBytes + empty);
+    expect(largest).toBeLessThanOrEqual(maxBytes + empty);
+    // Traces the bound has room for are kept, not pruned away.
+    expect(usage.bytes).toBeGreaterThan(maxBytes / 2);
+  });
+
   test("a database from before (auto_vacuum off, traces stored whole) is converted on open, its traces kept", async () => {
     const path = freshPath();
     const old = new Database(path);

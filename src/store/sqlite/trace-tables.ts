@@ -23,7 +23,7 @@ import type { TracePage, TraceQuery, TraceRecord, TraceRetentionPolicy, TraceUsa
 import { type SqliteDatabase, type SqliteStatement, transactions } from "./driver.js";
 
 const ROW_COLUMNS =
-  "seq, id, request_id, created_at, route, provider, client_model, upstream_model, status, duration_ms, input_tokens, output_tokens, conversation_id, tenant, stream, lossy_count, repair_count";
+  "seq, id, request_id, created_at, route, provider, client_model, upstream_model, status, duration_ms, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, switched_from_provider, switched_from_model, conversation_id, tenant, stream, lossy_count, repair_count";
 
 interface SqlRow {
   seq: number;
@@ -37,7 +37,11 @@ interface SqlRow {
   status: number | null;
   duration_ms: number | null;
   input_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
   output_tokens: number | null;
+  switched_from_provider: string | null;
+  switched_from_model: string | null;
   conversation_id: string | null;
   tenant: string | null;
   stream: number | null;
@@ -70,6 +74,11 @@ export class SqliteTraceTables {
   private readonly statements;
   private readonly listStatements = new Map<string, SqliteStatement>();
   private readonly transaction: <T>(work: () => T) => T;
+  /** The pages of the database besides the traces', as last measured (`keepPagesWithin`). */
+  private otherBytes = 0;
+  private pageBytes: number | undefined;
+  /** What the trace tables' pages take (`dbstat`); null where SQLite was built without it. */
+  private traceBytesStatement: SqliteStatement | null | undefined;
 
   constructor(
     private readonly database: SqliteDatabase,
@@ -93,14 +102,16 @@ export class SqliteTraceTables {
       sameId: prepare("SELECT seq, bodies, bytes FROM traces WHERE id = ?"),
       insertTrace: prepare(
         `INSERT INTO traces (id, request_id, created_at, route, provider, client_model, upstream_model, status,
-           duration_ms, input_tokens, output_tokens, conversation_id, tenant, stream, lossy_count, repair_count,
-           record, bodies, inline_bodies, bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           duration_ms, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, switched_from_provider,
+           switched_from_model, conversation_id, tenant, stream, lossy_count, repair_count, record, bodies,
+           inline_bodies, bytes)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       deleteTrace: prepare("DELETE FROM traces WHERE seq = ?"),
       totals: prepare("SELECT traces, bytes FROM trace_totals"),
       freelistCount: prepare("PRAGMA freelist_count"),
       pageCount: prepare("PRAGMA page_count"),
+      pageSize: prepare("PRAGMA page_size"),
       addTotals: prepare("UPDATE trace_totals SET traces = traces + ?, bytes = bytes + ?"),
       oldest: prepare("SELECT seq, bodies, bytes FROM traces ORDER BY created_at, seq LIMIT ?"),
       olderThan: prepare("SELECT seq, bodies, bytes FROM traces WHERE created_at < ? ORDER BY created_at, seq LIMIT ?"),
@@ -126,7 +137,7 @@ export class SqliteTraceTables {
           for (const trace of prepared) if (trace !== undefined) written++;
         }
         this.statements.addTotals.run(written, bytes);
-        this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
+        this.keepRetention();
       });
     } catch {
       // One of them failed (an id recorded again, as a retry does): trace by trace, each in a savepoint of its own.
@@ -152,7 +163,7 @@ export class SqliteTraceTables {
           });
         }
         this.statements.addTotals.run(written, bytes);
-        this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
+        this.keepRetention();
       });
     }
     this.vacuumIfWorthIt(false);
@@ -324,7 +335,11 @@ export class SqliteTraceTables {
       row.status,
       row.durationMs,
       row.inputTokens,
+      row.cacheReadTokens,
+      row.cacheWriteTokens,
       row.outputTokens,
+      row.switchedFromProvider,
+      row.switchedFromModel,
       row.conversationId,
       row.tenant,
       row.stream === null ? null : row.stream ? 1 : 0,
@@ -379,27 +394,95 @@ export class SqliteTraceTables {
       }
     }
     const maxBytes = bound(policy.maxBytes);
-    if (maxBytes !== undefined && this.usage().bytes > maxBytes) {
-      const target = maxBytes * lowWater;
-      for (let usage = this.usage(); usage.bytes > target && usage.traces > 0; usage = this.usage()) {
-        // As many of the oldest as the excess is of the whole, at least one: shared chunks make it an estimate.
-        const share = Math.ceil((usage.traces * (usage.bytes - target)) / usage.bytes);
-        removeBatch(this.statements.oldest.all(Math.min(Math.max(1, share), 500)) as Doomed[]);
-      }
+    if (maxBytes !== undefined && this.usage().bytes > maxBytes)
+      removed += this.removeOldestDownTo(maxBytes * lowWater);
+    return removed;
+  }
+
+  /** Removes the oldest traces until the bytes counted come to `target`; returns how many went. */
+  private removeOldestDownTo(target: number): number {
+    let removed = 0;
+    for (let usage = this.usage(); usage.bytes > target && usage.traces > 0; usage = this.usage()) {
+      // As many of the oldest as the excess is of the whole, at least one: shared chunks make it an estimate.
+      const share = Math.ceil((usage.traces * (usage.bytes - target)) / usage.bytes);
+      const rows = this.statements.oldest.all(Math.min(Math.max(1, share), 500)) as Doomed[];
+      if (rows.length === 0) break;
+      this.remove(rows);
+      removed += rows.length;
     }
     return removed;
+  }
+
+  /** After a batch, in its transaction: the policy's bounds, then the pages the traces take in the file. */
+  private keepRetention(): void {
+    this.pruneInTransaction(this.retention, BYTES_LOW_WATER);
+    this.keepPagesWithin(bound(this.retention.maxBytes));
+  }
+
+  /**
+   * The pages the traces take in the file are kept within `maxBytes` too. The bytes counted (`usage`) are what
+   * their rows and chunks hold; the file holds those in pages, with the indexes and the room pages leave unused (a
+   * chunk's last overflow page, a leaf half full), and kept the pages pruning freed for the next traces: with the
+   * counted bytes at the bound the file settled 20-33 % above it. Once the pages in use, less those the rest of the
+   * database took when last measured, pass the bound, the trace tables' own pages are measured (`dbstat`, ~0.15 s for
+   * 300 MB of traces, in the writer's thread) and the oldest traces go until theirs come to the low-water share of
+   * it. The pages freed are for the next traces, but those that take the file past the bound and the rest of the
+   * database are given back in the same transaction, so that no commit, and no checkpoint after one, leaves the
+   * file larger.
+   */
+  private keepPagesWithin(maxBytes: number | undefined): void {
+    if (maxBytes === undefined) return;
+    this.pageBytes ??= Number((this.statements.pageSize.get() as { page_size: number }).page_size);
+    const pageBytes = this.pageBytes;
+    const used = (this.pages() - this.freePages()) * pageBytes;
+    if (used - this.otherBytes > maxBytes) {
+      const traceBytes = this.traceFileBytes();
+      if (traceBytes === undefined) return;
+      this.otherBytes = Math.max(0, used - traceBytes);
+      // The counted bytes at which the traces' pages come to the low water, at the ratio the two stand at now.
+      if (traceBytes > maxBytes)
+        this.removeOldestDownTo((this.usage().bytes * maxBytes * BYTES_LOW_WATER) / traceBytes);
+    }
+    const excess = this.pages() - Math.floor((maxBytes + this.otherBytes) / pageBytes);
+    const free = this.freePages();
+    if (excess > 0 && free > 0) this.database.pragma(`incremental_vacuum(${Math.min(free, excess)})`);
+  }
+
+  /** The bytes of the pages the trace tables and their indexes take, or undefined without `dbstat`. */
+  private traceFileBytes(): number | undefined {
+    if (this.traceBytesStatement === undefined) {
+      try {
+        this.traceBytesStatement = this.database.prepare(
+          `SELECT coalesce(sum(pgsize), 0) AS bytes FROM dbstat WHERE name IN (SELECT name FROM sqlite_schema
+             WHERE tbl_name IN ('traces', 'trace_chunks', 'trace_chunk_data', 'trace_totals'))`,
+        );
+      } catch {
+        this.traceBytesStatement = null;
+      }
+    }
+    if (this.traceBytesStatement === null) return undefined;
+    return Number((this.traceBytesStatement.get() as { bytes: number }).bytes);
+  }
+
+  private pages(): number {
+    return Number((this.statements.pageCount.get() as { page_count: number }).page_count);
+  }
+
+  private freePages(): number {
+    return Number((this.statements.freelistCount.get() as { freelist_count: number }).freelist_count);
   }
 
   /**
    * Pages freed by deletes go back to the file system (the database runs with `auto_vacuum = INCREMENTAL`):
    * after an explicit prune always, while writing only once a quarter of the file is free, so that steady
-   * pruning reuses its pages instead of shrinking and growing the file.
+   * pruning reuses its pages instead of shrinking and growing the file (those past the bytes bound went back with
+   * the batch, `keepPagesWithin`).
    */
   private vacuumIfWorthIt(always: boolean): void {
     // Prepared once: `pragma()` compiles its statement on every call, and this runs after every batch.
-    const free = Number((this.statements.freelistCount.get() as { freelist_count: number }).freelist_count);
+    const free = this.freePages();
     if (free === 0) return;
-    const pages = Number((this.statements.pageCount.get() as { page_count: number }).page_count);
+    const pages = this.pages();
     if (always || free * 4 > pages) this.database.pragma("incremental_vacuum");
   }
 }
@@ -449,7 +532,11 @@ function traceRow(row: SqlRow): TraceRow {
     status: row.status,
     durationMs: row.duration_ms,
     inputTokens: row.input_tokens,
+    cacheReadTokens: row.cache_read_tokens,
+    cacheWriteTokens: row.cache_write_tokens,
     outputTokens: row.output_tokens,
+    switchedFromProvider: row.switched_from_provider,
+    switchedFromModel: row.switched_from_model,
     conversationId: row.conversation_id,
     tenant: row.tenant,
     stream: row.stream === null ? null : row.stream === 1,

@@ -84,6 +84,34 @@ export function runTraceContract(name: string, open: (options?: TraceWriterOptio
       expect({ lossy, repair, timings }).toEqual({ lossy: plain.lossy, repair: [], timings: plain.timings });
     });
 
+    test("keep the prompt cache's figures and a switch of route, listed and whole; a trace without them has none", async () => {
+      const store = await fresh();
+      const cached: TraceRecord = {
+        ...trace("cached", "2026-01-01T10:00:00.000Z"),
+        inputTokens: 20,
+        cacheReadTokens: 900,
+        cacheWriteTokens: 80,
+        switchedFrom: { provider: "claude", model: "claude-sonnet-4-5" },
+      };
+      const plain = trace("plain", "2026-01-01T10:00:01.000Z");
+      await Promise.all([store.record(cached), store.record(plain)]);
+      const listed = (await store.list()).traces;
+      expect(listed.map((entry) => entry.id)).toEqual(["plain", "cached"]);
+      expect(listed[1]).toEqual(summary(cached));
+      expect(listed[0]).not.toHaveProperty("cacheReadTokens");
+      expect(listed[0]).not.toHaveProperty("switchedFrom");
+      expect(await store.get("cached")).toMatchObject({
+        inputTokens: 20,
+        cacheReadTokens: 900,
+        cacheWriteTokens: 80,
+        outputTokens: 4,
+        switchedFrom: { provider: "claude", model: "claude-sonnet-4-5" },
+      });
+      const whole = (await store.get("plain"))!;
+      expect(whole.cacheReadTokens).toBeUndefined();
+      expect(whole.switchedFrom).toBeUndefined();
+    });
+
     test("are found by the request id the logs and headers print, the newest first", async () => {
       const store = await fresh();
       await store.record({ ...trace("first", "2026-01-01T10:00:00.000Z"), requestId: "req_shared" });

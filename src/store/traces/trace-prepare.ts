@@ -29,7 +29,12 @@ export interface TraceRow {
   status: number | null;
   durationMs: number | null;
   inputTokens: number | null;
+  cacheReadTokens: number | null;
+  cacheWriteTokens: number | null;
   outputTokens: number | null;
+  /** `switchedFrom`, as two columns: both set or neither. */
+  switchedFromProvider: string | null;
+  switchedFromModel: string | null;
   conversationId: string | null;
   tenant: string | null;
   stream: boolean | null;
@@ -153,7 +158,11 @@ function traceRow(trace: TraceFields): TraceRow {
     status: trace.status ?? null,
     durationMs: trace.durationMs ?? null,
     inputTokens: trace.inputTokens ?? null,
+    cacheReadTokens: trace.cacheReadTokens ?? null,
+    cacheWriteTokens: trace.cacheWriteTokens ?? null,
     outputTokens: trace.outputTokens ?? null,
+    switchedFromProvider: trace.switchedFrom?.provider ?? null,
+    switchedFromModel: trace.switchedFrom?.model ?? null,
     conversationId: trace.conversationId ?? null,
     tenant: trace.tenant ?? null,
     stream: trace.stream ?? null,
@@ -197,7 +206,12 @@ export function summaryOf(row: TraceRow): TraceSummary {
   if (row.status !== null) summary.status = row.status;
   if (row.durationMs !== null) summary.durationMs = row.durationMs;
   if (row.inputTokens !== null) summary.inputTokens = row.inputTokens;
+  if (row.cacheReadTokens !== null) summary.cacheReadTokens = row.cacheReadTokens;
+  if (row.cacheWriteTokens !== null) summary.cacheWriteTokens = row.cacheWriteTokens;
   if (row.outputTokens !== null) summary.outputTokens = row.outputTokens;
+  if (row.switchedFromProvider !== null && row.switchedFromModel !== null) {
+    summary.switchedFrom = { provider: row.switchedFromProvider, model: row.switchedFromModel };
+  }
   if (row.conversationId !== null) summary.conversationId = row.conversationId;
   if (row.tenant !== null) summary.tenant = row.tenant;
   if (row.stream !== null) summary.stream = row.stream;

@@ -16,8 +16,18 @@ export interface TraceRecord {
   upstreamModel?: string;
   status?: number;
   durationMs?: number;
+  /** The prompt's tokens neither read from nor written to the provider's cache (the core's `Usage.inputTokens`). */
   inputTokens?: number;
+  /** The prompt's tokens read from the provider's cache (`Usage.cacheReadInputTokens`), beside `inputTokens`. */
+  cacheReadTokens?: number;
+  /** The prompt's tokens written to the provider's cache (`Usage.cacheCreationInputTokens`), beside `inputTokens`. */
+  cacheWriteTokens?: number;
   outputTokens?: number;
+  /**
+   * Where the conversation's previous answered turn went, when this turn went to another provider or model: a
+   * provider's prompt cache is its own and its model's, so this turn found none of the conversation's.
+   */
+  switchedFrom?: RouteTaken;
   conversationId?: string;
   /** The tenant of the client's key (`DEFAULT_OWNER` on a gateway without keys), as conversation owners are. */
   tenant?: string;
@@ -43,6 +53,11 @@ export interface TraceRecord {
    * the rest came from the answer.
    */
   lossyStages?: { clientRequest: number; upstreamRequest: number };
+}
+/** The provider and upstream model a turn went to. */
+export interface RouteTaken {
+  provider: string;
+  model: string;
 }
 /** What a trace list shows: everything but the bodies and the reports, which are counted. */
 export type TraceSummary = Omit<
