@@ -37,8 +37,9 @@ describe("upstream error mapping", () => {
     expect(error.message).toBe("upstream rejected the gateway's credentials (401): invalid x-api-key");
   });
 
-  test("messages come out of OpenAI, Anthropic, plain and empty bodies", () => {
+  test("messages come out of OpenAI, Anthropic, Google's array, plain and empty bodies", () => {
     expect(upstreamMessage('{"error":{"message":"m1","type":"x"}}')).toBe("m1");
+    expect(upstreamMessage('[{"error":{"code":400,"message":"m4","status":"INVALID_ARGUMENT"}}]')).toBe("m4");
     expect(upstreamMessage('{"type":"error","error":{"type":"overloaded_error","message":"m2"}}')).toBe("m2");
     expect(upstreamMessage('{"detail":"m3"}')).toBe("m3");
     expect(upstreamMessage("Bad Gateway")).toBe("Bad Gateway");

@@ -69,7 +69,10 @@ export function upstreamErrorForStatus(
   return make("invalid_request_error", `upstream: ${detail}`, false, 400);
 }
 
-/** The error message in an OpenAI (`{error:{message}}`), Anthropic (`{type:"error",error:{message}}`) or plain body. */
+/**
+ * The error message in an OpenAI (`{error:{message}}`), Anthropic (`{type:"error",error:{message}}`) or plain body, or
+ * in the first of an array of them (Google's OpenAI-compatible endpoint answers `[{"error":{...}}]`).
+ */
 export function upstreamMessage(bodyText: string): string | undefined {
   const trimmed = bodyText.trim();
   if (trimmed === "") return undefined;
@@ -84,6 +87,7 @@ export function upstreamMessage(bodyText: string): string | undefined {
 }
 
 function findMessage(value: unknown): string | undefined {
+  if (Array.isArray(value)) return findMessage(value[0]);
   if (value === null || typeof value !== "object") return typeof value === "string" ? value : undefined;
   const record = value as Record<string, unknown>;
   if (typeof record.message === "string") return record.message;

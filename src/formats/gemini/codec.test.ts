@@ -1,12 +1,11 @@
 import { describe, expect, test } from "vitest";
 import type { ConversationResponse, Message, ReasoningOrigin } from "../../core/index.js";
-import { encodeOriginSignature, InvalidRequestError } from "../../core/index.js";
+import { encodeOriginSignature, InvalidRequestError, SKIP_SIGNATURE } from "../../core/index.js";
 import { accumulate } from "../../stream/accumulate.js";
 import { geminiClient } from "./client.js";
 import { ContentsWriter } from "./contents-from-core.js";
 import { contentsToCore } from "./contents-to-core.js";
 import { coreToGeminiRequest, coreToGeminiResponse } from "./from-core.js";
-import { SKIP_SIGNATURE } from "./signatures.js";
 import { createGeminiStreamDecoder } from "./stream-decoder.js";
 import { clientReader, geminiRequestToCore, geminiResponseToCore } from "./to-core.js";
 import { parseGeminiModels } from "./upstream.js";

@@ -3,23 +3,19 @@ import {
   type DroppedField,
   type Extra,
   fieldsFor,
+  geminiSignature,
   type LossyEntry,
   type MediaSource,
   type Message,
+  NEXT_TEXT,
   type Part,
+  recordedOrigin,
+  SKIP_SIGNATURE,
   type ToolResultContentPart,
   type ToolResultPart,
-} from "../../core/index.js";
-import {
-  geminiSignature,
-  isThoughtSummary,
-  NEXT_TEXT,
-  originOf,
-  type Rider,
-  riderSignature,
-  SKIP_SIGNATURE,
   takesSignature,
-} from "./signatures.js";
+} from "../../core/index.js";
+import { isThoughtSummary, type Rider, riderSignature } from "./signatures.js";
 import type { GeminiContent, GeminiPart } from "./wire-types.js";
 
 /**
@@ -142,7 +138,7 @@ export class ContentsWriter {
       let written: GeminiPart | undefined;
       switch (part.type) {
         case "thinking": {
-          const origin = originOf(part);
+          const origin = recordedOrigin(part);
           if (isThoughtSummary(part) && origin !== undefined && takesSignature(origin, target.provider)) {
             written = { text: part.thinking, thought: true };
           } else if (target.reasoning === "think-tags" && part.thinking.trim() !== "") {

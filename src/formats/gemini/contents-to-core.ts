@@ -4,20 +4,17 @@ import {
   type LossyEntry,
   type MediaSource,
   type Message,
+  NEXT_TEXT,
   type Part,
   type ReasoningOrigin,
+  recordedOrigin,
+  type SignatureCarrier,
+  signaturePart,
   type ThinkingPart,
   type ToolResultPart,
   withFields,
 } from "../../core/index.js";
-import {
-  NEXT_TEXT,
-  originOf,
-  type Rider,
-  readClientSignature,
-  type SignatureCarrier,
-  signaturePart,
-} from "./signatures.js";
+import { type Rider, readClientSignature } from "./signatures.js";
 import type { GeminiContent, GeminiPart } from "./wire-types.js";
 
 /**
@@ -144,7 +141,7 @@ function modelParts(
         const read = signature(part.thoughtSignature, "next-text");
         floating.push(...read.riders);
         if (read.part !== undefined) {
-          const origin = originOf(read.part);
+          const origin = recordedOrigin(read.part);
           (origin?.field === NEXT_TEXT ? group.before : group.after).push(read.part);
         }
       }

@@ -1,75 +1,22 @@
 import {
+  clientSignaturePart,
   decodeOriginSignature,
   encodeOriginSignature,
+  geminiSignature,
   type Part,
-  type ReasoningOrigin,
   type RedactedThinkingPart,
+  type SignatureCarrier,
   type ThinkingPart,
 } from "../../core/index.js";
 
 /**
- * Gemini's thought signatures and the core. A signature sits on a part of the model's answer (a function call, a
- * text part, an empty part of its own at the end of a stream), and must go back on exactly that part: Gemini
- * answers 400 for a function call of the current turn that lost its signature. In the core each signature is a
- * thinking part of its own, empty, whose origin records the provider (`p`), the signature (`e`, sealed: only that
- * provider gets it back) and the part it rode on (`i`): a call's id, `""` for an empty part of its own, absent for a
- * text part. The thinking part stands right before its call. A text part's stands right before its text where the
- * signature is known when the text begins (a whole answer; a stream whose event opening the text carries it), marked
- * `r: "next-text"`, so that an answer still ends with its text (Claude Code's `-p` result is its last block); where a
- * stream gives it later (on a later piece of the text), it stands right after its text, unmarked. Either way it goes
- * back on the same part.
- *
+ * Gemini's thought signatures on the Gemini API's own side (how the core holds them: `src/core/thought-signatures.ts`).
  * Going to a Gemini client, everything a maker must get back (another provider's signed or sealed reasoning, a
  * reasoning field a model needs on its tool turns, Gemini's own signatures) rides in the `thoughtSignature` of a part
  * the client keeps: Gemini CLI drops every `thought: true` part from the history it sends back. One rider goes as
  * its own envelope; several on one part go as a bundle, an envelope whose `d` lists them with the place each had
  * (`k`: how many kept parts came before it).
  */
-
-/** The value Google documents for a function call whose signature is unknown (a history from elsewhere). */
-export const SKIP_SIGNATURE = "skip_thought_signature_validator";
-
-/** Where a signature rode: a call (its id), an empty part of its own, the text part before it, or the one after. */
-export type SignatureCarrier = { call: string } | "own-part" | "text" | "next-text";
-
-/** The `field` (`r`) of a text part's signature that stands before its text. */
-export const NEXT_TEXT = "next-text";
-
-/** A signature Gemini put on a part, as the core thinking part that carries it. */
-export function signaturePart(
-  signature: string,
-  provider: string | undefined,
-  carrier: SignatureCarrier,
-): ThinkingPart {
-  const origin: ReasoningOrigin = { format: "gemini" };
-  if (provider !== undefined) origin.provider = provider;
-  origin.sealed = signature;
-  if (carrier === "own-part") origin.id = "";
-  else if (carrier === "next-text") origin.field = NEXT_TEXT;
-  else if (carrier !== "text") origin.id = carrier.call;
-  return { type: "thinking", thinking: "", signature: encodeOriginSignature(origin), origin: { ...origin } };
-}
-
-/** The origin a thinking part records: its envelope's when it has one, else its own. */
-export function originOf(part: ThinkingPart): ReasoningOrigin | undefined {
-  return decodeOriginSignature(part.signature) ?? part.origin;
-}
-
-/** A Gemini signature part (see above): its origin, or undefined for any other part. */
-export function geminiSignature(part: Part): (ReasoningOrigin & { sealed: string }) | undefined {
-  if (part.type !== "thinking" || part.thinking !== "") return undefined;
-  const origin = originOf(part);
-  if (origin?.format !== "gemini" || origin.sealed === undefined || origin.details !== undefined) return undefined;
-  return origin as ReasoningOrigin & { sealed: string };
-}
-
-/**
- * Whether `provider` takes this signature back: one it made, or one whose maker is unknown (a Gemini client's own,
- * taken at its word). Another provider's, Vertex AI's for the Gemini API or the reverse included, is foreign.
- */
-export function takesSignature(origin: ReasoningOrigin, provider: string | undefined): boolean {
-  return origin.provider === undefined || origin.provider === provider;
-}
 
 /** A thought summary a Gemini model showed (no signature): its maker does not need it back. */
 export function isThoughtSummary(part: Part): boolean {
@@ -105,13 +52,11 @@ export type ClientSignature =
   | { kind: "bundle"; riders: Rider[] };
 
 export function readClientSignature(signature: string, carrier: SignatureCarrier): ClientSignature {
-  if (signature === SKIP_SIGNATURE) return { kind: "skip" };
   const origin = decodeOriginSignature(signature);
-  if (origin === undefined) return { kind: "signature", part: signaturePart(signature, undefined, carrier) };
-  if (origin.format === "gemini" && origin.details !== undefined)
+  if (origin?.format === "gemini" && origin.details !== undefined)
     return { kind: "bundle", riders: origin.details.flatMap(readRider) };
-  // An envelope of Parley's: it says where it came from and where it goes.
-  return { kind: "signature", part: { type: "thinking", thinking: "", signature, origin } };
+  const part = clientSignaturePart(signature, carrier);
+  return part === undefined ? { kind: "skip" } : { kind: "signature", part };
 }
 
 /** One entry of a bundle, if it is one (a damaged or forged entry is left out: it can at worst lose reasoning). */

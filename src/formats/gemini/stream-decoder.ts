@@ -1,10 +1,19 @@
-import { assertNever, type IncrementalDecoder, type Part, type StreamEvent, type Usage } from "../../core/index.js";
+import {
+  assertNever,
+  geminiSignature,
+  type IncrementalDecoder,
+  NEXT_TEXT,
+  type Part,
+  promptUsage,
+  type StreamEvent,
+  signaturePart,
+  type Usage,
+} from "../../core/index.js";
 import type { SseMessage } from "../../stream/sse.js";
 import { CallPairing, type ContentsReader, contentToCore } from "./contents-to-core.js";
 import { streamErrorFromGemini } from "./errors.js";
 import { newAnswerId } from "./ids.js";
 import { blockedPrompt, mapFinishReason } from "./map-finish-reason.js";
-import { geminiSignature, NEXT_TEXT, signaturePart } from "./signatures.js";
 import { providerReader } from "./to-core.js";
 import { usageToCore } from "./usage.js";
 import type { GeminiResponse } from "./wire-types.js";
@@ -19,8 +28,8 @@ export interface GeminiDecodeOptions {
  * new: text continues the open text block, a thought the open thinking block; a call comes whole; a signature is a
  * block of its own, before its call, and before its text where the event that opens the text carries it, as the whole
  * answer reads it (`contents-to-core.ts`); one on a later piece of the text ends the text and follows it, the only
- * place left once the text is out (it goes back on the same part). The finish waits
- * for the stream's end: the last event's `usageMetadata` is the answer's.
+ * place left once the text is out (it goes back on the same part). The start carries the first event's prompt
+ * counts; the finish waits for the stream's end: the last event's `usageMetadata` is the answer's.
  */
 export function createGeminiStreamDecoder(options: GeminiDecodeOptions = {}): IncrementalDecoder<SseMessage> {
   return new Decoder(options);
@@ -111,7 +120,10 @@ class Decoder implements IncrementalDecoder<SseMessage> {
     const model = typeof event.modelVersion === "string" ? event.modelVersion : "";
     const reader = providerReader(id, this.options.provider, model);
     this.reader = { ...reader, callId: () => reader.callId(0, this.calls++) };
-    return [{ type: "message-start", id, model }];
+    // Gemini counts the prompt (and what of it came from the cache) on every chunk, the first included: the start
+    // carries it, as Anthropic's `message_start` does.
+    const usage = event.usageMetadata === undefined ? undefined : promptUsage(usageToCore(event.usageMetadata));
+    return [usage === undefined ? { type: "message-start", id, model } : { type: "message-start", id, model, usage }];
   }
 
   private part(part: Part): StreamEvent[] {

@@ -1,12 +1,12 @@
 import type { Part, StreamError, StreamEvent, Usage } from "../../core/index.js";
-import { assertNever } from "../../core/index.js";
+import { assertNever, geminiSignature } from "../../core/index.js";
 import { parseToolInput } from "../../stream/accumulate.js";
 import type { ClientStreamOptions } from "../adapter.js";
 import { ContentsWriter } from "./contents-from-core.js";
 import { geminiErrorBody } from "./errors.js";
 import { newAnswerId } from "./ids.js";
 import { finishReasonFor } from "./map-finish-reason.js";
-import { geminiSignature, isThoughtSummary, type Rider, riderSignature } from "./signatures.js";
+import { isThoughtSummary, type Rider, riderSignature } from "./signatures.js";
 import { usageFromCore } from "./usage.js";
 import type { GeminiPart, GeminiResponse } from "./wire-types.js";
 

@@ -1,12 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { cutAt } from "../../../test/support/cut.js";
-import type { Part, StreamEvent } from "../../core/index.js";
+import { geminiSignature, type Part, type StreamEvent, signaturePart } from "../../core/index.js";
 import { accumulate } from "../../stream/accumulate.js";
 import { SseDecoder } from "../../stream/sse.js";
 import { contentsToCore } from "./contents-to-core.js";
 import { coreToGeminiResponse } from "./from-core.js";
-import { geminiSignature, signaturePart } from "./signatures.js";
 import { createGeminiStreamDecoder } from "./stream-decoder.js";
 import { createGeminiStreamEncoder } from "./stream-encoder.js";
 import { clientReader, geminiResponseToCore } from "./to-core.js";

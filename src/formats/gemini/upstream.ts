@@ -1,4 +1,4 @@
-import { InvalidRequestError } from "../../core/index.js";
+import { type ConversationRequest, InvalidRequestError } from "../../core/index.js";
 import {
   type ClientForwarding,
   type ListedModel,
@@ -6,6 +6,7 @@ import {
   type ProviderSettings,
   type RepairTarget,
   SettingError,
+  tokenCount,
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
@@ -106,6 +107,8 @@ function connectGemini(provider: ProviderSettings): UpstreamConnection {
     return preset === "vertex" ? { authorization: `Bearer ${provider.apiKey}` } : { "x-goog-api-key": provider.apiKey };
   };
   const decodeOptions = { provider: provider.name };
+  const encodeRequest = (request: ConversationRequest) =>
+    coreToGeminiRequest(request, { provider: provider.name, reasoning });
   return {
     endpoint: `${base}/models/{model}:generateContent`,
     repairTarget: { ...GEMINI_REPAIR_TARGET, provider: provider.name },
@@ -123,17 +126,51 @@ function connectGemini(provider: ProviderSettings): UpstreamConnection {
         },
       };
     },
-    encodeRequest: (request) => coreToGeminiRequest(request, { provider: provider.name, reasoning }),
+    encodeRequest,
     decodeResponse: (body) => geminiResponseToCore(body, decodeOptions),
     streamDecoder: () => createGeminiStreamDecoder(decodeOptions),
     // A whole answer is one event of the stream it stands for.
     wholeAnswerAsStream: (body) => `data: ${JSON.stringify(body)}\n\n`,
+    tokenCounter: () => ({
+      endpoint: "POST models/{model}:countTokens",
+      async count({ request, post }) {
+        const name = request.model.startsWith("models/") ? request.model.slice(7) : request.model;
+        const headers = { ...provider.headers, "content-type": "application/json", ...keyHeaders() };
+        const encoded = encodeRequest(request).value as Record<string, unknown>;
+        const answer = await post(
+          `${base}/models/${encodeURIComponent(name)}:countTokens`,
+          headers,
+          countTokensBody(preset, name, encoded),
+        );
+        return tokenCount((answer as { totalTokens?: unknown } | null)?.totalTokens);
+      },
+    }),
     discovery: {
       url: `${base}/models?pageSize=1000`,
       headers: { ...provider.headers, ...keyHeaders() },
       parse: parseGeminiModels,
     },
   };
+}
+
+/** What Vertex AI's `countTokens` takes beside the contents (its `CountTokensRequest`). */
+const VERTEX_COUNT_FIELDS = ["contents", "systemInstruction", "tools", "generationConfig"];
+
+/**
+ * A `countTokens` body that counts what `generateContent` would be sent: the Gemini API takes the whole request under
+ * `generateContentRequest`, naming its model (`models/...`), since `contents` alone leaves out the system instruction
+ * and the tools; Vertex AI takes those fields beside `contents`.
+ */
+function countTokensBody(
+  preset: (typeof PRESETS)[number],
+  model: string,
+  request: Record<string, unknown>,
+): Record<string, unknown> {
+  if (preset === "vertex")
+    return Object.fromEntries(
+      VERTEX_COUNT_FIELDS.filter((field) => field in request).map((field) => [field, request[field]]),
+    );
+  return { generateContentRequest: { model: `models/${model}`, ...request } };
 }
 
 /**

@@ -1,7 +1,6 @@
-import { assertNever, type Part } from "../../core/index.js";
+import { assertNever, geminiSignature, type Part } from "../../core/index.js";
 import type { BodyView, ViewedBody, ViewedMessage, ViewedPart } from "../adapter.js";
 import { contentsToCore } from "./contents-to-core.js";
-import { geminiSignature } from "./signatures.js";
 import { clientReader, geminiResponseToCore } from "./to-core.js";
 import { isObject } from "./validate-request.js";
 import type { GeminiContent, GeminiPart, GeminiResponse } from "./wire-types.js";

@@ -2,6 +2,7 @@ import {
   assertNever,
   decodeOriginSignature,
   formatPath,
+  geminiSignature,
   isOriginSignature,
   type Message,
   type ReasoningField,
@@ -11,6 +12,7 @@ import {
 import type { ReasoningMode } from "./compat.js";
 import { type EncodeContext, encodeContentPart, openaiFieldsOf, reportOnce } from "./encode-context.js";
 import { sealedDetail } from "./sealed-reasoning.js";
+import { placeSignatures, withThoughtSignature } from "./thought-signatures.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIReasoningDetail, OpenAIToolCall } from "./wire-types.js";
 
 type SingleField = "reasoning_content" | "reasoning";
@@ -18,7 +20,8 @@ type SingleField = "reasoning_content" | "reasoning";
 /**
  * One core assistant message -> one OpenAI assistant message. Thinking goes where it came from when it is
  * bound to this provider (`origin.provider === provider`, with a field), else where `mode` says; text and
- * inline `<think>` keep block order in `content`; tool calls follow in order.
+ * inline `<think>` keep block order in `content`; tool calls follow in order. Gemini's thought signatures go in
+ * `extra_content` on the call, or the message, they rode on (`thought-signatures.ts`).
  */
 export function assistantToOpenAI(
   message: Message,
@@ -48,6 +51,7 @@ export function assistantToOpenAI(
     lastFieldPosition[field] = position;
   };
 
+  const signatures = placeSignatures(message, index, context, bindToProvider ? "provider" : "client");
   message.parts.forEach((part, partIndex) => {
     const path = formatPath(["messages", index, "content", partIndex]);
     switch (part.type) {
@@ -57,6 +61,8 @@ export function assistantToOpenAI(
         pieces.push({ type: "text", text: part.text });
         break;
       case "thinking": {
+        // placed in `extra_content` (above)
+        if (geminiSignature(part) !== undefined) break;
         const origin = originOf(part);
         const bound =
           bindToProvider &&
@@ -202,6 +208,22 @@ export function assistantToOpenAI(
       code: "thinking-signature-dropped",
       message: "thinking signatures cannot be sent to an OpenAI-compatible API",
     });
+  }
+  if (signatures !== undefined) {
+    for (const call of toolCalls) {
+      const signature = signatures.calls.get(call.id);
+      if (signature === undefined) continue;
+      call.extra_content = withThoughtSignature(call.extra_content, signatures.key, signature);
+      signatures.calls.delete(call.id);
+    }
+    if (signatures.calls.size > 0)
+      context.lossy.push({
+        code: "thought-signature-dropped",
+        message: "a thought signature whose call is not in its message was left out",
+        path: formatPath(["messages", index]),
+      });
+    if (signatures.message !== undefined)
+      out.extra_content = withThoughtSignature(out.extra_content, signatures.key, signatures.message);
   }
   if (toolCalls.length > 0) out.tool_calls = toolCalls;
   return out;

@@ -78,21 +78,22 @@ export function openaiFieldsOf(
   }
   const own = extra.openai;
   // Without a provider in view (a conversion on its own) a client's fields of this API go as they came.
-  if (own === undefined || level === "element" || compat === undefined) return fields;
+  if (level === "element" || compat === undefined || fields === undefined) return fields;
   const known = level === "request" ? REQUEST_FIELDS : MESSAGE_FIELDS;
-  let kept = fields as Fields;
-  for (const key in own) {
-    if (known.has(key) || presetTakes(compat, key)) continue;
+  let kept = fields;
+  const drop = (key: string, message: string) => {
     if (kept === fields) kept = { ...kept };
+    const value = kept[key];
     delete kept[key];
-    if (own[key] === null) continue;
-    reportOnce(
-      context,
-      `field-dropped-${key}`,
-      `'${key}' is not a Chat Completions field and the upstream's preset does not take it; dropped`,
-      fieldPath(path, key),
-    );
-  }
+    if (value !== null) reportOnce(context, `field-dropped-${key}`, message, fieldPath(path, key));
+  };
+  if (own !== undefined)
+    for (const key in own) {
+      if (known.has(key) || presetTakes(compat, key)) continue;
+      drop(key, `'${key}' is not a Chat Completions field and the upstream's preset does not take it; dropped`);
+    }
+  for (const key of compat.refusedFields)
+    if (key in kept) drop(key, `the upstream refuses '${key}' (its preset says it answers 400 to it); dropped`);
   return kept;
 }
 

@@ -1,4 +1,5 @@
 import {
+  clientSignaturePart,
   formatPath,
   type LossyEntry,
   type Message,
@@ -15,6 +16,7 @@ import type { MessageSource } from "../adapter.js";
 import { contentPartToCore, isRecord, toolContentPartToCore, withExtra } from "./content-to-core.js";
 import { reasoningDetailsText } from "./reasoning-details.js";
 import { sealedThinking } from "./sealed-reasoning.js";
+import { readExtraContent } from "./thought-signatures.js";
 import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from "./wire-types.js";
 
 export type { MessageSource } from "../adapter.js";
@@ -27,6 +29,8 @@ export type { MessageSource } from "../adapter.js";
  * - assistant reasoning fields become thinking parts (reasoning first, as the wire has no order for them),
  *   then the content (inline `<think>` split into thinking parts when that reads back to the same string),
  *   then the tool calls; arguments that are not byte-equal to their parse are kept in `rawInput`;
+ * - a thought signature in `extra_content` (Google's endpoints, and what Parley gives Chat clients) becomes the
+ *   signature part it stands for, right before its call, or before the content for the message's own;
  * - every field not mapped (`name`, `content: null`, `refusal`...) stays in the message's `extra`.
  */
 
@@ -137,6 +141,7 @@ function toolMessageToPart(content: OpenAIMessage["content"], rest: Record<strin
 
 function assistantToCore(message: OpenAIMessage, index: number, lossy: LossyEntry[]): Message {
   const { role: _role, content, tool_calls, reasoning_content, reasoning, reasoning_details, ...extra } = message;
+  const own = signatureOf(extra);
   const parts: Part[] = [];
   const details = Array.isArray(reasoning_details) ? reasoning_details : undefined;
   // Reasoning Parley gave this client sealed comes back as the parts it was, each with its origin.
@@ -154,6 +159,11 @@ function assistantToCore(message: OpenAIMessage, index: number, lossy: LossyEntr
   if (details !== undefined && !detailsTaken)
     parts.push(thinking(reasoningDetailsText(details), "reasoning_details", details));
 
+  if (own !== undefined) {
+    const carrier = typeof content === "string" && content !== "" ? "next-text" : "own-part";
+    const part = clientSignaturePart(own, carrier);
+    if (part !== undefined) parts.push(part);
+  }
   let textShorthand = false;
   if (typeof content === "string") {
     parts.push(...assistantText(content));
@@ -164,7 +174,11 @@ function assistantToCore(message: OpenAIMessage, index: number, lossy: LossyEntr
 
   if (Array.isArray(tool_calls)) {
     tool_calls.forEach((call, callIndex) => {
-      const part = toolCallToCore(call);
+      const fields: Record<string, unknown> | undefined = call.extra_content === undefined ? undefined : { ...call };
+      const signature = fields === undefined ? undefined : signatureOf(fields);
+      const part = toolCallToCore(signature === undefined ? call : (fields as OpenAIToolCall));
+      const signed = signature === undefined ? undefined : clientSignaturePart(signature, { call: part.id });
+      if (signed !== undefined) parts.push(signed);
       if (part.rawInput !== undefined && !isJson(part.rawInput)) {
         lossy.push({
           code: "tool-arguments-repaired",
@@ -261,6 +275,16 @@ function toolCallToCore(call: OpenAIToolCall): ToolCallPart {
   // Arguments go back byte-for-byte: keep the text whenever re-serialising the parse would change it.
   if (parsed.rawInput !== undefined || JSON.stringify(parsed.input) !== argumentsText) part.rawInput = argumentsText;
   return withExtra(part, extra);
+}
+
+/** Takes the thought signature out of an object's `extra_content` (what else it held stays), and gives it. */
+function signatureOf(fields: Record<string, unknown>): string | undefined {
+  if (fields.extra_content === undefined) return undefined;
+  const { signature, rest } = readExtraContent(fields.extra_content);
+  if (signature === undefined) return undefined;
+  if (rest === undefined) delete fields.extra_content;
+  else fields.extra_content = rest;
+  return signature;
 }
 
 function isJson(text: string): boolean {

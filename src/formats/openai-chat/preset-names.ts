@@ -16,6 +16,8 @@ export const OPENAI_PRESET_NAMES = [
   "minimax",
   "openrouter",
   "openai",
+  "gemini-openai",
+  "vertex-openai",
 ] as const;
 
 export type OpenAIPresetName = (typeof OPENAI_PRESET_NAMES)[number];

@@ -1,8 +1,19 @@
-import { assertNever, type StreamEvent, type ThinkingPart } from "../../core/index.js";
+import {
+  assertNever,
+  encodeOriginSignature,
+  geminiSignature,
+  isOriginSignature,
+  NEXT_TEXT,
+  type ReasoningOrigin,
+  ridesOnText,
+  type StreamEvent,
+  type ThinkingPart,
+} from "../../core/index.js";
 import { randomHex } from "../../core/portable.js";
 import type { ReasoningMode } from "./compat.js";
 import { finishReasonFor } from "./map-finish-reason.js";
 import { sealedDetail } from "./sealed-reasoning.js";
+import { withThoughtSignature } from "./thought-signatures.js";
 import { usageToOpenAI } from "./usage.js";
 import type { OpenAIChatChunk, OpenAIDelta } from "./wire-types.js";
 
@@ -24,7 +35,9 @@ export interface OpenAIStreamEncoder {
 
 /**
  * Core events -> `data: {chat.completion.chunk}` lines. A tool call's id, type and name go in its first
- * delta only, then argument fragments alone: clients concatenate every string field they see again.
+ * delta only, then argument fragments alone: clients concatenate every string field they see again. A thought
+ * signature goes in `extra_content.google` as Google's endpoint sends it (`thought-signatures.ts`): on its call's
+ * first delta, on the first content delta of the text it stands before, or on a delta of its own.
  */
 export function createOpenAIStreamEncoder(options: OpenAIStreamEncoderOptions): OpenAIStreamEncoder {
   return new StreamEncoder(options);
@@ -45,6 +58,13 @@ class StreamEncoder implements OpenAIStreamEncoder {
    */
   private readonly sealedBlocks = new Map<number, ThinkingPart>();
   private sealedCount = 0;
+  /** Thought signature blocks (`geminiSignature`): what they are, and their envelope once it came. */
+  private readonly signatureBlocks = new Map<number, { origin: ReasoningOrigin; signature?: string }>();
+  /** Signatures waiting for their call (by id) or for the text they stand before. */
+  private readonly callSignatures = new Map<string, string>();
+  private textSignature: string | undefined;
+  /** Calls sent so far, by id: their OpenAI tool-call index. */
+  private readonly sentCalls = new Map<string, number>();
   /** Thinking blocks started so far: in one reasoning field they are joined by a blank line, as whole answers are. */
   private thinkingCount = 0;
   private toolCount = 0;
@@ -67,13 +87,24 @@ class StreamEncoder implements OpenAIStreamEncoder {
           const toolIndex = this.toolCount++;
           this.toolIndexes.set(event.index, toolIndex);
           this.toolsWithoutArguments.set(event.index, part.input);
-          const call = {
+          const call: Record<string, unknown> = {
             index: toolIndex,
             id: part.id,
             type: "function",
             function: { name: part.name, arguments: "" },
           };
+          this.sentCalls.set(part.id, toolIndex);
+          const signature = this.callSignatures.get(part.id);
+          if (signature !== undefined) {
+            this.callSignatures.delete(part.id);
+            call.extra_content = withThoughtSignature(undefined, "google", signature);
+          }
           return this.chunk({ tool_calls: [call] });
+        }
+        const signature = geminiSignature(part);
+        if (signature !== undefined) {
+          this.signatureBlocks.set(event.index, { origin: signature });
+          return "";
         }
         if (part.type === "thinking") {
           this.thinkingBlocks.add(event.index);
@@ -84,11 +115,11 @@ class StreamEncoder implements OpenAIStreamEncoder {
             this.mode === "think-tags" ? this.chunk({ content: "<think>" }) : separated ? this.thinking("\n\n") : "";
           return part.thinking === "" ? opening : opening + this.thinking(part.thinking);
         }
-        if (part.type === "text" && part.text !== "") return this.chunk({ content: part.text });
+        if (part.type === "text" && part.text !== "") return this.content(part.text);
         return "";
       }
       case "text-delta":
-        return event.text === "" ? "" : this.chunk({ content: event.text });
+        return event.text === "" ? "" : this.content(event.text);
       case "thinking-delta": {
         const sealed = this.sealedBlocks.get(event.index);
         if (sealed !== undefined) sealed.thinking += event.thinking;
@@ -101,10 +132,13 @@ class StreamEncoder implements OpenAIStreamEncoder {
         return this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: event.partialJson } }] });
       }
       case "block-end":
+        if (this.signatureBlocks.has(event.index)) return this.thoughtSignature(event.index);
         if (this.toolsWithoutArguments.has(event.index)) return this.wholeArguments(event.index);
         if (this.thinkingBlocks.delete(event.index)) return this.sealed(event.index);
         return "";
       case "signature": {
+        const block = this.signatureBlocks.get(event.index);
+        if (block !== undefined) block.signature = event.signature;
         const sealed = this.sealedBlocks.get(event.index);
         if (sealed !== undefined) sealed.signature = event.signature;
         return "";
@@ -112,7 +146,10 @@ class StreamEncoder implements OpenAIStreamEncoder {
       case "opaque-delta":
         return "";
       case "finish": {
-        let out = this.chunk({}, finishReasonFor(event.stopReason));
+        // a signature for a text that never came still reaches the client, on a delta of its own
+        const waiting = this.takeTextSignature();
+        let out = waiting === undefined ? "" : this.chunk(waiting);
+        out += this.chunk({}, finishReasonFor(event.stopReason));
         if (this.options.includeUsage) {
           out += data({ ...this.envelope(), choices: [], usage: usageToOpenAI(event.usage) });
         }
@@ -152,6 +189,49 @@ class StreamEncoder implements OpenAIStreamEncoder {
     this.sealedBlocks.delete(blockIndex);
     const detail = sealedDetail(part, this.sealedCount++);
     return detail === undefined ? close : close + this.chunk({ reasoning_details: [detail] });
+  }
+
+  /** A content delta, with the signature of the text it begins when one waits for it. */
+  private content(text: string): string {
+    return this.chunk({ content: text, ...this.takeTextSignature() });
+  }
+
+  /** The signature waiting for the text it stands before, as a delta's `extra_content`, taken. */
+  private takeTextSignature(): { extra_content: Record<string, unknown> } | undefined {
+    const signature = this.textSignature;
+    if (signature === undefined) return undefined;
+    this.textSignature = undefined;
+    return { extra_content: withThoughtSignature(undefined, "google", signature) };
+  }
+
+  /**
+   * A thought signature block's end: its envelope (who made it, where it rode) goes with its call, with the text it
+   * stands before, or on a delta of its own (a text's that came after it); a call's that follows its call goes on a
+   * delta of that call's.
+   */
+  private thoughtSignature(blockIndex: number): string {
+    const block = this.signatureBlocks.get(blockIndex)!;
+    this.signatureBlocks.delete(blockIndex);
+    const { origin } = block;
+    const envelope =
+      block.signature !== undefined && isOriginSignature(block.signature)
+        ? block.signature
+        : encodeOriginSignature(origin);
+    const extra_content = withThoughtSignature(undefined, "google", envelope);
+    if (!ridesOnText(origin)) {
+      const sent = this.sentCalls.get(origin.id!);
+      if (sent === undefined) {
+        this.callSignatures.set(origin.id!, envelope);
+        return "";
+      }
+      return this.chunk({ tool_calls: [{ index: sent, extra_content }] });
+    }
+    if (origin.field === NEXT_TEXT) {
+      const waiting = this.takeTextSignature();
+      this.textSignature = envelope;
+      return waiting === undefined ? "" : this.chunk(waiting);
+    }
+    return this.chunk({ extra_content });
   }
 
   private thinking(text: string): string {

@@ -1,4 +1,4 @@
-import type { Part } from "../../core/index.js";
+import { geminiSignature, type Part, ridesOnText } from "../../core/index.js";
 import type { BodyView, ViewedBody, ViewedMessage, ViewedPart } from "../adapter.js";
 import { isRecord } from "./content-to-core.js";
 import { openaiMessagesToCore } from "./messages-to-core.js";
@@ -64,14 +64,24 @@ export const openaiChatView: BodyView = {
 
 /**
  * Gives each part the path of the field it came from: reasoning by the field its origin names, content by its
- * place in a content array (or the string), tool calls in order; a tool message's result is the message.
+ * place in a content array (or the string), tool calls in order; a tool message's result is the message; a thought
+ * signature its `extra_content` (its call's, or the message's), shown sealed as the Gemini view shows it.
  */
 function placeParts(parts: ViewedPart[], message: OpenAIMessage, path: string): void {
   const content = message.content;
   let contentIndex = 0;
   let callIndex = 0;
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.length : 0;
-  for (const viewed of parts) viewed.path = fieldPath(viewed.part);
+  for (const viewed of parts) {
+    const signature = geminiSignature(viewed.part);
+    if (signature === undefined) {
+      viewed.path = fieldPath(viewed.part);
+      continue;
+    }
+    const call = ridesOnText(signature) ? -1 : (message.tool_calls ?? []).findIndex((wire) => wire.id === signature.id);
+    viewed.path = call === -1 ? `${path}.extra_content` : `${path}.tool_calls[${call}].extra_content`;
+    viewed.part = { type: "thinking", thinking: "", signature: `[sealed, ${signature.sealed.length} characters]` };
+  }
   function fieldPath(part: Part): string {
     if (message.role === "tool") return `${path}.content`;
     if (part.type === "thinking" && part.origin?.format === "openai") {

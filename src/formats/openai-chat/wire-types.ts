@@ -48,6 +48,8 @@ export interface OpenAIToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  /** Google's OpenAI-compatible endpoints: `{google: {thought_signature}}`, Vertex AI's `{vertex: ...}` (`thought-signatures.ts`). */
+  extra_content?: unknown;
   [key: string]: unknown;
 }
 
@@ -74,6 +76,8 @@ export interface OpenAIMessage {
   reasoning?: string | null;
   reasoning_details?: OpenAIReasoningDetail[];
   refusal?: string | null;
+  /** Google's OpenAI-compatible endpoints: `{google: {thought_signature}}`, Vertex AI's `{vertex: ...}` (`thought-signatures.ts`). */
+  extra_content?: unknown;
   [key: string]: unknown;
 }
 
@@ -144,6 +148,8 @@ export interface OpenAIToolCallDelta {
   id?: string;
   type?: string;
   function?: { name?: string; arguments?: string };
+  /** Google's OpenAI-compatible endpoints: `{google: {thought_signature}}`, Vertex AI's `{vertex: ...}` (`thought-signatures.ts`). */
+  extra_content?: unknown;
   [key: string]: unknown;
 }
 
@@ -155,6 +161,8 @@ export interface OpenAIDelta {
   reasoning_details?: OpenAIReasoningDetail[];
   refusal?: string | null;
   tool_calls?: OpenAIToolCallDelta[];
+  /** Google's OpenAI-compatible endpoints: `{google: {thought_signature}}`, Vertex AI's `{vertex: ...}` (`thought-signatures.ts`). */
+  extra_content?: unknown;
   [key: string]: unknown;
 }
 
