@@ -16,13 +16,22 @@ import {
 import type { RunningGateway } from "./server.js";
 
 /**
- * Claude Code's newest request shapes in one request (`test/fixtures/claude-code/2.1.332.new-shapes.json`,
- * assembled from the documented shapes): a `diagnostics` and a `betas` body field, `cache_control.scope`, per-tool
- * `eager_input_streaming`, `tool_reference` blocks inside a `tool_result`, `output_config` on a mid-conversation
- * `system` message, a user's mid-turn correction as an in-sequence `system` message, and `thinking.display:
- * "omitted"` with its signed thinking blocks of empty text. Each is accepted; an Anthropic upstream gets the
- * request byte for byte; the strict Chat and Responses servers (test/support/strict-servers.ts) get what their
- * API has, never a field they refuse, and everything left out is reported.
+ * Claude Code's newest request shapes (issue 31). Recorded from Claude Code 2.1.332 itself
+ * (`test/e2e/claude-code-shapes.test.ts`, which says how each is brought about):
+ *
+ * - `2.1.332.recorded-shapes.json`: the `diagnostics` body field, `cache_control.scope: "global"`, per-tool
+ *   `eager_input_streaming`, `tool_reference` blocks inside a `tool_result` (with `defer_loading` MCP tools),
+ *   `output_config` on the in-sequence `system` message, and `thinking.display: "omitted"` with the signed thinking
+ *   blocks of empty text its answers held;
+ * - `2.1.332.mid-turn-message.json`: the user's mid-turn correction, as this release sends it: a text block beside
+ *   the tool result.
+ *
+ * Assembled by hand (`2.1.332.new-shapes.json`), for what no headless run sent: a `betas` body field (Claude Code's
+ * SDK turns the betas it is given into the `anthropic-beta` header), a mid-turn correction as an in-sequence
+ * `system` message (2.1.332 sends it beside the tool result), and a `cache_control.scope` other than `"global"` (the
+ * only one 2.1.332 writes); it holds the recorded shapes too. Each request is accepted; an Anthropic upstream gets
+ * it byte for byte; the strict Chat and Responses servers (test/support/strict-servers.ts) get what their API has,
+ * never a field they refuse, and everything left out is reported.
  */
 
 interface LossyEntry {
@@ -31,10 +40,14 @@ interface LossyEntry {
   path?: string;
 }
 
-const fixture = JSON.parse(
-  readFileSync(new URL("../../test/fixtures/claude-code/2.1.332.new-shapes.json", import.meta.url), "utf8"),
-) as ClaudeCodeRequestFixture;
+const readFixture = (name: string) =>
+  JSON.parse(
+    readFileSync(new URL(`../../test/fixtures/claude-code/${name}`, import.meta.url), "utf8"),
+  ) as ClaudeCodeRequestFixture;
+const fixture = readFixture("2.1.332.new-shapes.json");
 const body = fixture.body as Json;
+const recordedShapes = readFixture("2.1.332.recorded-shapes.json");
+const midTurnMessage = readFixture("2.1.332.mid-turn-message.json");
 
 let anthropic: ScriptedUpstream;
 let chat: ScriptedUpstream;
@@ -147,7 +160,113 @@ function reported(lossy: readonly LossyEntry[], key: string, path?: string): boo
   );
 }
 
-describe("Claude Code 2.1.332's new shapes", () => {
+/** A recorded request's body, as Claude Code sent it, to the route of `model`. */
+async function sendRecorded(recorded: ClaudeCodeRequestFixture, model?: string) {
+  const sent = model === undefined ? recorded.body : { ...recorded.body, model };
+  return postStream(`${gateway.url}${recorded.path}`, JSON.stringify(sent), recorded.headers);
+}
+
+/** The Chat or Responses path (system prompt first) of the recorded request's in-sequence system message. */
+function systemMessagePath(recorded: ClaudeCodeRequestFixture): string {
+  const index = (recorded.body as Json).messages.findIndex(
+    (message: Json) => message.role === "system" && message.output_config !== undefined,
+  );
+  expect(index).toBeGreaterThanOrEqual(0);
+  return `messages[${index + 1}]`;
+}
+
+describe.each([
+  ["recorded-shapes", recordedShapes],
+  ["mid-turn-message", midTurnMessage],
+])("Claude Code 2.1.332's recorded request %s", (_name, recorded) => {
+  const recordedBody = recorded.body as Json;
+
+  test("has what it was recorded for", () => {
+    expect(recorded.release).toBe("2.1.332");
+    expect(recorded.note).toMatch(/^Claude Code 2\.1\.332's/);
+    expect(recordedBody.diagnostics).toEqual({ previous_message_id: expect.any(String) });
+    expect(JSON.stringify(recordedBody.system)).toContain('"scope":"global"');
+    expect(recordedBody.thinking).toMatchObject({ type: "adaptive" });
+    expect(recordedBody.tools.some((tool: Json) => tool.eager_input_streaming === true)).toBe(true);
+  });
+
+  test("reaches an Anthropic upstream byte for byte, nothing reported", async () => {
+    const text = JSON.stringify(recorded.body);
+    const reply = await sendRecorded(recorded);
+    expect(reply.status, reply.text.slice(0, 500)).toBe(200);
+    expect(anthropic.requests).toHaveLength(1);
+    expect(anthropic.requests[0]!.rawBody).toBe(text);
+    expect(anthropic.requests[0]!.headers["anthropic-beta"]).toBe(recorded.headers["anthropic-beta"]);
+    expect(reply.headers["x-parley-lossy"]).toBeUndefined();
+    // Signed thinking of omitted display comes back as it came.
+    expect(anthropicContentFromEvents(reply.data)[0]).toEqual({
+      type: "thinking",
+      thinking: "",
+      signature: "EqQBomitted-3==",
+    });
+  });
+
+  test("reaches a strict Chat Completions server as it takes them, never refused, the rest reported", async () => {
+    const reply = await sendRecorded(recorded, "chat-coder");
+    expect(reply.status, reply.text.slice(0, 500)).toBe(200);
+    expect(chat.requests).toHaveLength(1);
+    const sent = chat.requests[0]!.body as Json;
+    const lossy = lossyOf(reply.headers);
+    for (const key of ["diagnostics", "context_management"]) {
+      expect(sent[key], key).toBeUndefined();
+      expect(reported(lossy, key), `${key} reported`).toBe(true);
+    }
+    expect(JSON.stringify(sent.tools)).not.toContain("eager_input_streaming");
+    expect(reported(lossy, "eager_input_streaming", "tools[0]")).toBe(true);
+    expect(JSON.stringify(sent)).not.toContain("cache_control");
+    expect(reported(lossy, "cache_control")).toBe(true);
+    expect(reported(lossy, "output_config", systemMessagePath(recorded))).toBe(true);
+    // The in-sequence system message keeps its place and its text.
+    expect(sent.messages.filter((message: Json) => message.role === "system")).toHaveLength(2);
+    expect(JSON.stringify(sent.messages)).toContain("# Environment");
+    // Thinking with no text is never sent as empty think tags or an empty reasoning field; each is reported.
+    expect(JSON.stringify(sent.messages)).not.toContain("<think></think>");
+    expect(lossy.filter((entry) => entry.code === "thinking-dropped")).toHaveLength(2);
+    for (const message of sent.messages.filter((entry: Json) => entry.role === "assistant")) {
+      expect(message.content, JSON.stringify(message)).not.toBe("");
+      expect(message.reasoning_content).toBeUndefined();
+    }
+    const tools = sent.messages.filter((message: Json) => message.role === "tool");
+    expect(tools).toHaveLength(2);
+    if (recorded === recordedShapes) {
+      // The tool search's tool references reach the model as text naming the tools.
+      expect(JSON.stringify(tools[0].content)).toContain("mcp__github__list_issues");
+      expect(JSON.stringify(tools[0].content)).toContain("mcp__github__get_issue");
+    } else {
+      // The correction follows the tool's result, as the user's words.
+      const after = sent.messages.slice(sent.messages.indexOf(tools[1]) + 1);
+      expect(after.map((message: Json) => message.role)).toEqual(["user"]);
+      expect(JSON.stringify(after[0].content)).toContain("The user sent a new message while you were working");
+    }
+  });
+
+  test("reaches a strict Responses server as it takes them, never refused, the rest reported", async () => {
+    const reply = await sendRecorded(recorded, "gpt-coder");
+    expect(reply.status, reply.text.slice(0, 500)).toBe(200);
+    expect(responses.requests).toHaveLength(1);
+    const sent = responses.requests[0]!.body as Json;
+    const lossy = lossyOf(reply.headers);
+    expect(sent.diagnostics).toBeUndefined();
+    expect(reported(lossy, "diagnostics")).toBe(true);
+    expect(JSON.stringify(sent)).not.toContain("eager_input_streaming");
+    expect(reported(lossy, "eager_input_streaming", "tools[0]")).toBe(true);
+    expect(JSON.stringify(sent)).not.toContain("cache_control");
+    expect(reported(lossy, "output_config", systemMessagePath(recorded))).toBe(true);
+    const outputs = sent.input.filter((item: Json) => item.type === "function_call_output");
+    expect(outputs).toHaveLength(2);
+    if (recorded === recordedShapes) expect(JSON.stringify(outputs[0].output)).toContain("mcp__github__list_issues");
+    else expect(JSON.stringify(sent.input)).toContain("The user sent a new message while you were working");
+    for (const item of sent.input.filter((entry: Json) => entry.type === "reasoning"))
+      expect(JSON.stringify(item)).not.toMatch(/"text":""/);
+  });
+});
+
+describe("Claude Code 2.1.332's shapes no headless run sent, assembled (a betas body field, a system-message correction)", () => {
   test("reach an Anthropic upstream byte for byte, and its omitted thinking comes back as it came", async () => {
     const text = JSON.stringify(body);
     const reply = await postStream(`${gateway.url}${fixture.path}`, text, fixture.headers);

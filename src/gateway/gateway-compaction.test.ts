@@ -192,6 +192,10 @@ describe.each([
       tools,
     });
     expect(reply.status).toBe(200);
+    // OpenAI's object for a compacted conversation (`CompactedResponse`), not a response.
+    expect(reply.body).toMatchObject({ object: "response.compaction", id: expect.any(String) });
+    expect(typeof (reply.body as Json).created_at).toBe("number");
+    expect((reply.body as Json).usage).toMatchObject({ input_tokens: 120, output_tokens: 30 });
     const output = (reply.body as Json).output as Json[];
     expect(output.map((entry) => entry.type)).toEqual(["compaction"]);
     expect(decodeCompaction(output[0].encrypted_content)?.summary).toBe(SUMMARY);
@@ -246,13 +250,95 @@ describe("compaction on a Responses upstream: the provider compacts", () => {
     expect(input[0]).toEqual(compactionItem);
   });
 
-  it("POST /v1/responses/compact reaches it as a compaction request", async () => {
+  it("POST /v1/responses/compact reaches its own /responses/compact as sent, its answer back as it made it", async () => {
     const { url, upstream } = await gatewayOn("openai-responses");
-    upstream.enqueue({ kind: "json", body: answer });
-    const reply = await postJson(`${url}/v1/responses/compact`, { model: "agent", input: history });
+    const compacted = {
+      id: "resp_compact_up",
+      object: "response.compaction",
+      created_at: 7,
+      output: [
+        { id: "msg_kept", type: "message", role: "user", content: [{ type: "input_text", text: "Fix the parser." }] },
+        compactionItem,
+      ],
+      usage: { input_tokens: 100, output_tokens: 10, total_tokens: 110 },
+    };
+    upstream.enqueue({ kind: "json", body: compacted });
+    const body = { model: "agent", input: history, instructions: "You are a coding agent.", prompt_cache_key: "k-1" };
+    const reply = await postJson(`${url}/v1/responses/compact`, body);
     expect(reply.status).toBe(200);
-    expect((reply.body as Json).output).toEqual([compactionItem]);
-    const input = (upstream.requests[0]!.body as Json).input as Json[];
-    expect(input.at(-1)).toEqual({ type: "compaction_trigger" });
+    // As the provider made it: its object, its id, no model added.
+    expect(reply.body).toEqual(compacted);
+    const sent = upstream.requests[0]!;
+    expect(sent.path).toBe("/v1/responses/compact");
+    // The client's body, its model the provider's: no trigger, nothing asked to be kept or sealed.
+    const { model: _model, ...rest } = body;
+    expect(sent.body).toEqual({ ...rest, model: "agent" });
+  });
+
+  it("a compaction item it made, replayed, goes back to it as it made it", async () => {
+    const { url, upstream } = await gatewayOn("openai-responses");
+    upstream.enqueue({ kind: "json", body: { ...answer, output: [] } });
+    const reply = await postJson(`${url}/v1/responses/compact`, {
+      model: "agent",
+      input: [compactionItem, { type: "message", role: "user", content: "Compact again." }],
+    });
+    expect(reply.status).toBe(200);
+    expect(((upstream.requests[0]!.body as Json).input as Json[])[0]).toEqual(compactionItem);
+  });
+});
+
+describe("a Responses provider configured not to compact (`compacts: false`): Parley compacts", () => {
+  async function gatewayNotCompacting(): Promise<{ url: string; upstream: ScriptedUpstream }> {
+    upstream = await startScriptedUpstream("openai-responses");
+    gateway = await startTestGateway({ providers: { main: { upstream, type: "openai-responses", compacts: false } } });
+    return { url: gateway.url, upstream };
+  }
+
+  const summaryAnswer = {
+    id: "resp_summary",
+    object: "response",
+    created_at: 1,
+    status: "completed",
+    model: "gpt-x",
+    output: [
+      {
+        id: "msg_summary",
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: SUMMARY, annotations: [] }],
+      },
+    ],
+    usage: { input_tokens: 120, output_tokens: 30, total_tokens: 150 },
+  };
+
+  it.each([
+    ["a compaction_trigger", "/v1/responses"],
+    ["POST /v1/responses/compact", "/v1/responses/compact"],
+  ])("%s: the provider is asked for a summary, never sent the trigger", async (_name, path) => {
+    const { url, upstream } = await gatewayNotCompacting();
+    upstream.enqueue({ kind: "json", body: summaryAnswer });
+    const body = path.endsWith("/compact") ? { model: "agent", input: history, tools } : triggerRequest(false);
+    const reply = await postJson(`${url}${path}`, body);
+    expect(reply.status).toBe(200);
+    const output = (reply.body as Json).output as Json[];
+    expect(output.map((item) => item.type)).toEqual(["compaction"]);
+    expect(decodeCompaction(output[0].encrypted_content)?.summary).toBe(SUMMARY);
+    expect((reply.body as Json).object).toBe(path.endsWith("/compact") ? "response.compaction" : "response");
+    const sent = upstream.requests[0]!;
+    expect(sent.path).toBe("/v1/responses");
+    expect(sent.rawBody).not.toContain("compaction_trigger");
+    expect(sent.rawBody).toContain(SUMMARY_QUESTION);
+
+    // Replayed, the item reaches the provider as the summary's text.
+    upstream.enqueue({ kind: "json", body: summaryAnswer });
+    const next = await postJson(`${url}/v1/responses`, {
+      model: "agent",
+      store: false,
+      input: [output[0], { type: "message", role: "user", content: "Go on." }],
+    });
+    expect(next.status).toBe(200);
+    expect(upstream.requests[1]!.rawBody).toContain(SUMMARY);
+    expect(upstream.requests[1]!.rawBody).not.toContain("parley.v1.");
   });
 });

@@ -15,6 +15,7 @@ import {
   startScriptedUpstream,
 } from "../../test/support/scripted-upstream.js";
 import { decodeOriginSignature } from "../core/index.js";
+import { providerBinding } from "./exchange/reasoning-binding.js";
 import type { RunningGateway } from "./server.js";
 
 /**
@@ -126,7 +127,7 @@ function sentMessages(upstream: ScriptedUpstream): Array<{ content: Array<Record
 }
 
 describe("thinking DeepSeek's Anthropic endpoint signed", () => {
-  test("reaches the client in an envelope naming the provider", async () => {
+  test("reaches the client in an envelope naming the provider and the key behind it", async () => {
     deepseek.enqueue({ kind: "json", body: deepseekAnswer });
     const reply = await postJson(`${gateway.url}/v1/messages`, {
       model: "deepseek-v4-pro",
@@ -138,6 +139,8 @@ describe("thinking DeepSeek's Anthropic endpoint signed", () => {
     expect(decodeOriginSignature(thinking.signature)).toEqual({
       format: "anthropic",
       provider: "deepseek",
+      // a whole answer as a stream (issue 31): the key (here none) or deployment behind the provider
+      binding: providerBinding({ baseUrl: deepseek.baseUrl, headers: {} }),
       signature: DEEPSEEK_ID,
     });
     expect(thinking.thinking).toBe(deepseekAnswer.content[0]!.thinking);

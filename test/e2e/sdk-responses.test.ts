@@ -17,7 +17,8 @@ import { runTool, weatherTool } from "./sdk-tools.js";
 
 /**
  * The official OpenAI SDK against the gateway's `POST /v1/responses`, to OpenAI-compatible Chat upstreams replaying
- * recorded traffic: whole and streamed answers, the function-calling round trip, and the answers Parley keeps.
+ * recorded traffic: whole and streamed answers, the function-calling round trip, and the answers Parley keeps; and
+ * `responses.compact` on a Chat and on a Responses upstream.
  */
 
 let world: E2eWorld;
@@ -300,5 +301,63 @@ describe("the model list a Responses client reads", () => {
     const listed = (await sdk.models.list()).data.find((model) => model.id === "gpt-5-mini");
     expect(listed).toMatchObject({ id: "gpt-5-mini", object: "model", owned_by: "generic" });
     expect(await sdk.models.retrieve("gpt-5-mini")).toMatchObject({ id: "gpt-5-mini", object: "model" });
+  });
+});
+
+describe("responses.compact (OpenAI's `POST /v1/responses/compact`)", () => {
+  const history: OpenAI.Responses.ResponseInputItem[] = [
+    { role: "user", content: "Fix the parser in src/parse.ts." },
+    { role: "assistant", content: "Fixed; the tests pass." },
+  ];
+
+  test("on a Chat upstream Parley compacts: the SDK reads one compaction item holding the model's summary", async () => {
+    upstream("deepseek").enqueue({
+      kind: "json",
+      body: {
+        id: "c1",
+        object: "chat.completion",
+        model: "deepseek-chat",
+        choices: [{ index: 0, message: { role: "assistant", content: "The parser is fixed." }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 40, completion_tokens: 6, total_tokens: 46 },
+      },
+    });
+    const compacted = await client.responses.compact({ model: "deepseek-chat", input: history });
+    expect(compacted.object).toBe("response.compaction");
+    expect(compacted.output.map((item) => item.type)).toEqual(["compaction"]);
+    expect(compacted.usage).toMatchObject({ input_tokens: 40, output_tokens: 6 });
+    expect(upstream("deepseek").requests[0]!.path).toBe("/v1/chat/completions");
+  });
+
+  test("on a Responses upstream it reaches the provider's own /responses/compact, and comes back as it made it", async () => {
+    await world.close();
+    world = await startWorld({ openai: { type: "openai-responses" } });
+    client = new OpenAI({ baseURL: `${world.gateway.url}/v1`, apiKey: "sk-e2e", maxRetries: 0 });
+    const made = {
+      id: "resp_compacted",
+      object: "response.compaction",
+      created_at: 1,
+      output: [
+        {
+          id: "msg_1",
+          type: "message",
+          role: "user",
+          content: [{ type: "input_text", text: "Fix the parser in src/parse.ts." }],
+        },
+        { id: "cmp_1", type: "compaction", encrypted_content: "gAAAAB-compacted==" },
+      ],
+      usage: {
+        input_tokens: 40,
+        output_tokens: 6,
+        total_tokens: 46,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      },
+    };
+    upstream("openai").enqueue({ kind: "json", body: made });
+    const compacted = await client.responses.compact({ model: "gpt-5.5", input: history });
+    expect(compacted).toEqual(made);
+    const sent = upstream("openai").requests[0]!;
+    expect(sent.path).toBe("/v1/responses/compact");
+    expect((sent.body as { input: unknown[] }).input).toHaveLength(2);
   });
 });

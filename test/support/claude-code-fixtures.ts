@@ -6,11 +6,14 @@ import type { ProxiedExchange } from "./claude-code.js";
  * The first request of each Claude Code release the end-to-end test runs, recorded in
  * `test/fixtures/claude-code/<version>.first-request.json`: what a release sends is data, so a new release's
  * shape is one fixture away from the conversion checks of `src/gateway/gateway-claude-code-requests.test.ts`.
- * Record (or re-record) with `PARLEY_RECORD_CLAUDE_CODE=1 npx vitest run test/e2e/claude-code.test.ts`.
+ * Record (or re-record) with `PARLEY_RECORD_CLAUDE_CODE=1 npx vitest run test/e2e/claude-code.test.ts`. Runs made
+ * to send the newest shapes are recorded as `<version>.<name>.json` by `test/e2e/claude-code-shapes.test.ts`.
  */
 
 export interface ClaudeCodeRequestFixture {
   release: string;
+  /** How a recording other than a first request was produced (the run's settings, what the scripted model did). */
+  note?: string;
   method: string;
   path: string;
   /** The headers that say what the request is (betas, API version, client); never keys or session ids. */
@@ -65,6 +68,10 @@ export function fixtureFromExchange(
     [/OS Version: [^\n]*/g, "OS Version: Linux 6.0.0"],
     [/"device_id":"[0-9a-f]+"/g, `"device_id":"${"0".repeat(64)}"`],
     [/"session_id":"[0-9a-f-]+"/g, '"session_id":"00000000-0000-4000-8000-000000000000"'],
+    // the billing line's per-run values, sent when it takes the base URL for Anthropic's own
+    [/\bcch=[0-9a-f]+/g, "cch=00000"],
+    [/\bcc_prev_req=req_[0-9A-Za-z]+/g, "cc_prev_req=req_000"],
+    [/\bcc_prompt_id=[0-9a-f-]+/g, "cc_prompt_id=00000000-0000-4000-8000-000000000000"],
   ];
   const body = mapStrings(exchange.body, (text, key) => {
     const cleaned = replacements.reduce((out, [pattern, value]) => out.replaceAll(pattern, value), text);
@@ -74,8 +81,20 @@ export function fixtureFromExchange(
   return { release: version, method: exchange.method, path: exchange.path, headers, body };
 }
 
-export function writeClaudeCodeFixture(fixture: ClaudeCodeRequestFixture): void {
-  writeFileSync(claudeCodeFixtureFile(fixture.release), `${JSON.stringify(fixture, null, 2)}\n`);
+export function writeClaudeCodeFixture(fixture: ClaudeCodeRequestFixture, name?: string): void {
+  const file =
+    name === undefined ? claudeCodeFixtureFile(fixture.release) : namedClaudeCodeFixtureFile(fixture.release, name);
+  writeFileSync(file, `${JSON.stringify(fixture, null, 2)}\n`);
+}
+
+/** `test/fixtures/claude-code/<version>.<name>.json`: a recorded request other than a release's first. */
+export function namedClaudeCodeFixtureFile(version: string, name: string): string {
+  return fileURLToPath(new URL(`${version}.${name}.json`, folder));
+}
+
+export function readNamedClaudeCodeFixture(version: string, name: string): ClaudeCodeRequestFixture | undefined {
+  const file = namedClaudeCodeFixtureFile(version, name);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as ClaudeCodeRequestFixture) : undefined;
 }
 
 /**

@@ -108,6 +108,12 @@ export interface ClaudeCodeOptions {
   args?: string[];
   /** A HOME (and working directory) the caller made and removes, kept between runs so a session can continue. */
   home?: string;
+  /**
+   * The user's messages written as they come (`--input-format stream-json`, so also `--output-format stream-json`):
+   * `send` writes one, `end` closes the input (the CLI finishes what it has and exits). `prompt` is not sent: the
+   * caller sends its first message itself.
+   */
+  conversation?: (send: (text: string) => void, end: () => void) => void;
 }
 
 /**
@@ -136,11 +142,26 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
       ...options.env,
     };
     env.ANTHROPIC_BASE_URL = options.baseUrl;
+    const conversation = options.conversation;
     const args = [
-      ...["-p", options.prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"],
+      ...(conversation === undefined ? ["-p", options.prompt] : ["-p", "--input-format", "stream-json"]),
+      ...["--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"],
       ...(options.args ?? []),
     ];
-    const outcome = await runCommand(options.binary, args, { cwd: home, env, timeoutMs: options.timeoutMs ?? 90_000 });
+    const stdin =
+      conversation === undefined
+        ? undefined
+        : (input: import("node:stream").Writable) =>
+            conversation(
+              (text) => input.write(`${JSON.stringify({ type: "user", message: { role: "user", content: text } })}\n`),
+              () => input.end(),
+            );
+    const outcome = await runCommand(options.binary, args, {
+      cwd: home,
+      env,
+      timeoutMs: options.timeoutMs ?? 90_000,
+      ...(stdin === undefined ? {} : { stdin }),
+    });
     const events = outcome.stdout
       .split("\n")
       .filter((line) => line.trim().startsWith("{"))

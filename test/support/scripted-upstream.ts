@@ -52,7 +52,10 @@ export interface ScriptedUpstream {
   /** Base URL as a provider is configured with it: `.../v1` for OpenAI-compatible, the origin for Anthropic. */
   baseUrl: string;
   origin: string;
-  /** Requests to the API endpoint (`POST /v1/chat/completions`, `POST /v1/messages[/count_tokens]`). */
+  /**
+   * Requests to the API endpoint (`POST /v1/chat/completions`, `POST /v1/messages[/count_tokens]`,
+   * `POST /v1/responses[/compact]`).
+   */
   requests: RecordedRequest[];
   /**
    * The real server this one stands for: a request with a field it does not know is refused with its 400, as the
@@ -148,6 +151,7 @@ export async function startScriptedUpstream(kind: UpstreamKind): Promise<Scripte
       req.method === "POST" &&
       (path === expectedPath ||
         (kind === "anthropic" && path === `${expectedPath}/count_tokens`) ||
+        (kind === "openai-responses" && path === `${expectedPath}/compact`) ||
         (kind === "gemini" && GEMINI_METHOD.test(path ?? "")));
     (isApi ? requests : upstream.otherRequests).push(recorded);
     res.on("close", () => {

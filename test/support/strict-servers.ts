@@ -278,19 +278,28 @@ const RESPONSES_FIELDS = [
   "top_p",
   "truncation",
   "user",
+  // Not in the reference, but taken: Codex sends it on every request, to api.openai.com directly too (its
+  // `x-codex-installation-id`, `x-codex-turn-metadata`), and Codex on an API key works there.
+  "client_metadata",
 ];
+
+/**
+ * Codex's metadata on every input item for a provider it takes for OpenAI's (one named `OpenAI`, as its remote
+ * compaction needs): OpenAI's API takes it, or Codex on OpenAI would not work.
+ */
+const CODEX_ITEM_METADATA = "internal_chat_message_metadata_passthrough";
 
 /**
  * The fields of the input items a Responses provider is sent (a message's with or without `type`); a reasoning item
  * sent back has no `status` (OpenAI refuses `input[n].status` on one).
  */
 const RESPONSES_ITEMS: Record<string, ReadonlySet<string>> = {
-  message: set(["type", "id", "role", "content", "status", "phase"]),
-  function_call: set(["type", "id", "call_id", "name", "namespace", "arguments", "status"]),
-  function_call_output: set(["type", "id", "call_id", "output", "status"]),
-  custom_tool_call: set(["type", "id", "call_id", "name", "namespace", "input"]),
-  custom_tool_call_output: set(["type", "id", "call_id", "output"]),
-  reasoning: set(["type", "id", "summary", "content", "encrypted_content"]),
+  message: set(["type", "id", "role", "content", "status", "phase", CODEX_ITEM_METADATA]),
+  function_call: set(["type", "id", "call_id", "name", "namespace", "arguments", "status", CODEX_ITEM_METADATA]),
+  function_call_output: set(["type", "id", "call_id", "output", "status", CODEX_ITEM_METADATA]),
+  custom_tool_call: set(["type", "id", "call_id", "name", "namespace", "input", CODEX_ITEM_METADATA]),
+  custom_tool_call_output: set(["type", "id", "call_id", "output", CODEX_ITEM_METADATA]),
+  reasoning: set(["type", "id", "summary", "content", "encrypted_content", CODEX_ITEM_METADATA]),
 };
 
 /** api.openai.com's Responses API. */

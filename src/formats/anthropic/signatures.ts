@@ -16,9 +16,14 @@ import type { SseMessage } from "../../stream/sse.js";
  * out again, as it came, exactly when the block goes back to the provider that made it.
  */
 
-/** `signature` in an envelope naming `provider`. */
-export function wrapSignature(signature: string, provider: string): string {
-  return encodeOriginSignature({ format: "anthropic", provider, signature });
+/** `signature` in an envelope naming `provider`, and the key or deployment behind it when known (`binding`). */
+export function wrapSignature(signature: string, provider: string, binding?: string): string {
+  return encodeOriginSignature({
+    format: "anthropic",
+    provider,
+    ...(binding === undefined ? {} : { binding }),
+    signature,
+  });
 }
 
 /** The signature `provider` made, from the origin of a block Parley wrapped it in, or undefined. */
@@ -33,7 +38,11 @@ export function envelopeOrigin(part: { signature?: string; origin?: ReasoningOri
 }
 
 /** A provider's answer with its thinking signatures wrapped; the same object when there is none to wrap. */
-export function wrapAnswerSignatures(body: Record<string, unknown>, provider: string): Record<string, unknown> {
+export function wrapAnswerSignatures(
+  body: Record<string, unknown>,
+  provider: string,
+  binding?: string,
+): Record<string, unknown> {
   const content = body.content;
   if (!Array.isArray(content)) return body;
   let wrapped: unknown[] | undefined;
@@ -41,7 +50,7 @@ export function wrapAnswerSignatures(body: Record<string, unknown>, provider: st
     const signature = thinkingSignature(block);
     if (signature === undefined || signature === "") return;
     wrapped ??= [...content];
-    wrapped[index] = { ...(block as object), signature: wrapSignature(signature, provider) };
+    wrapped[index] = { ...(block as object), signature: wrapSignature(signature, provider, binding) };
   });
   return wrapped === undefined ? body : { ...body, content: wrapped };
 }

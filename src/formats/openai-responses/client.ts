@@ -6,6 +6,7 @@ import { newItemId } from "./ids.js";
 import { createResponsesStreamEncoder } from "./stream-encoder.js";
 import { responsesRequestToCore } from "./to-core.js";
 import { parseResponsesRequest } from "./validate-request.js";
+import type { ResponsesCompactionObject } from "./wire-types.js";
 
 /**
  * Parley answering OpenAI Responses clients (Codex, the OpenAI SDKs and Agents SDK): `POST /v1/responses`, streamed
@@ -25,7 +26,14 @@ export const responsesClient: ClientSide = {
     // `POST /v1/responses/compact`: the whole answer is the compacted conversation, kept by the client alone.
     return { ...read, value: { ...read.value, compact: true, stream: false }, state: { kept: false } };
   },
-  encodeResponse: (response, options = {}) => coreToResponsesResponse(response, options),
+  encodeResponse(response, options = {}) {
+    const encoded = coreToResponsesResponse(response, options);
+    if (options.compaction !== true) return encoded;
+    // `POST /v1/responses/compact` answers its compacted conversation as its own object, not as a response.
+    const { id, created_at, output, usage } = encoded.value;
+    const compacted: ResponsesCompactionObject = { id, object: "response.compaction", created_at, output, usage };
+    return { value: compacted, lossy: encoded.lossy };
+  },
   streamEncoder(options): ClientStreamEncoder {
     const encoder = createResponsesStreamEncoder(options);
     return {

@@ -18,6 +18,9 @@ import type { Json, ResponsesItem, ResponsesReasoningItem } from "./wire-types.j
  * holds for Anthropic. Parley's own state stays Parley's: `previous_response_id` becomes the stored items in front,
  * and the provider keeps nothing (`store: false`) and seals its reasoning (`reasoning.encrypted_content`).
  *
+ * A client's `POST /v1/responses/compact` goes to the provider's own `POST /responses/compact` (`endpoint`): the same
+ * items, no trigger added and nothing asked to be kept, and its `response.compaction` answer comes back as it came.
+ *
  * Reasoning still goes back only to its maker. With one Responses provider (no `signatureOwner`), a sealed item the
  * client sends is taken at its word; once there are several, each one's answers reach the client wrapped in Parley's
  * envelope naming it, and only the provider it names gets the item out of it. Any other reasoning (another
@@ -38,23 +41,34 @@ export const responsesPassthrough: SameFormatPassthrough = {
           ? (body.input as ResponsesItem[])
           : [];
     const trigger = clientItems.find((item) => item.type === "compaction_trigger") ?? { type: "compaction_trigger" };
+    // The provider's compaction endpoint compacts what it is given: no trigger goes with it.
+    const asksTrigger = input.compact === true && input.endpoint !== "compact";
     let items: ResponsesItem[];
     if (repaired !== undefined) {
       items = writer.messages(repaired as Message[]);
-      if (input.compact === true) items.push(trigger);
+      if (asksTrigger) items.push(trigger);
     } else {
       const sent = clientItems.map((item) => withoutClientFields(item, writer.lossy));
       items = [...writer.messages(stored as Message[]), ...sent.flatMap((item) => own(item, input, writer))];
-      if (input.compact === true && !clientItems.includes(trigger)) items.push(trigger);
+      if (asksTrigger && !clientItems.includes(trigger)) items.push(trigger);
     }
     const { previous_response_id: _previous, ...rest } = body;
     const include = Array.isArray(body.include) ? (body.include as unknown[]) : [];
+    // `POST /responses/compact` keeps nothing and answers no reasoning: its body is the client's, as sent.
+    const keepNothing =
+      input.endpoint === "compact"
+        ? {}
+        : {
+            store: false,
+            include: include.includes("reasoning.encrypted_content")
+              ? include
+              : [...include, "reasoning.encrypted_content"],
+          };
     const value = {
       ...rest,
       model: upstreamModel,
       input: items,
-      store: false,
-      include: include.includes("reasoning.encrypted_content") ? include : [...include, "reasoning.encrypted_content"],
+      ...keepNothing,
       // the client's own cache key wins; else the conversation's
       ...(body.prompt_cache_key === undefined && input.cacheKey !== undefined
         ? { prompt_cache_key: input.cacheKey }
@@ -63,11 +77,14 @@ export const responsesPassthrough: SameFormatPassthrough = {
     const lossy: LossyEntry[] = writer.lossy;
     return { value, lossy };
   },
-  response(body, clientModel, signatureOwner, answerId) {
-    const answer: Record<string, unknown> = { ...body, model: clientModel };
+  response(body, { clientModel, signatureOwner, binding, answerId }) {
+    // A compaction endpoint's answer (`response.compaction`) names no model: none is added.
+    const answer: Record<string, unknown> = body.model === undefined ? { ...body } : { ...body, model: clientModel };
     if (answerId !== undefined) answer.id = answerId;
     if (signatureOwner !== undefined && Array.isArray(body.output))
-      answer.output = (body.output as ResponsesItem[]).map((item) => wrapped(item, signatureOwner, body.model));
+      answer.output = (body.output as ResponsesItem[]).map((item) =>
+        wrapped(item, signatureOwner, body.model, binding),
+      );
     return answer;
   },
 };
@@ -129,13 +146,17 @@ function sealedOf(item: ResponsesItem): string | undefined {
   return typeof item.encrypted_content === "string" ? item.encrypted_content : undefined;
 }
 
-/** An answer's reasoning item for a client, its sealed content in an envelope naming its provider. */
-function wrapped(item: ResponsesItem, provider: string, model: unknown): ResponsesItem {
+/**
+ * An answer's reasoning item for a client, its sealed content in an envelope naming its provider and the key or
+ * deployment behind it (`binding`), as a streamed answer's is.
+ */
+function wrapped(item: ResponsesItem, provider: string, model: unknown, binding: string | undefined): ResponsesItem {
   if (item.type !== "reasoning") return item;
   const reasoning = item as ResponsesReasoningItem;
   const sealed = sealedOf(reasoning);
   if (sealed === undefined || decodeOriginSignature(sealed) !== undefined) return item;
   const origin: ReasoningOrigin = { format: "responses", provider, field: reasoningText(reasoning).field };
+  if (binding !== undefined) origin.binding = binding;
   if (typeof model === "string" && model !== "") origin.model = model;
   if (typeof reasoning.id === "string") origin.id = reasoning.id;
   origin.sealed = sealed;

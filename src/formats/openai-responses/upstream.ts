@@ -86,8 +86,11 @@ function connectResponses(provider: ProviderSettings): UpstreamConnection {
   const reasoning = mode ?? "think-tags";
   const endpoint = `${provider.baseUrl}/responses`;
   const decodeOptions = { provider: provider.name };
+  // OpenAI compacts (`compaction_trigger`, `POST /responses/compact`); a server that does not is configured so.
+  const compacts = provider.compacts ?? true;
   return {
     endpoint,
+    ...(compacts ? { compactEndpoint: `${endpoint}/compact` } : { compacts: false }),
     repairTarget: { ...RESPONSES_REPAIR_TARGET, provider: provider.name },
     // With other Responses providers a conversation could move to, its sealed reasoning must say whose it is.
     ...((provider.peers?.length ?? 0) > 0 ? { signatureOwner: provider.name } : {}),

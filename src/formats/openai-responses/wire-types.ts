@@ -125,6 +125,15 @@ export interface ResponsesObject extends Json {
   usage: ResponsesUsage | null;
 }
 
+/** `POST /v1/responses/compact`'s answer: the compacted conversation's items, not a response. */
+export interface ResponsesCompactionObject extends Json {
+  id: string;
+  object: "response.compaction";
+  created_at: number;
+  output: ResponsesItem[];
+  usage: ResponsesUsage | null;
+}
+
 /** One event of a streamed response; every event has its `type` and an increasing `sequence_number`. */
 export interface ResponsesEvent extends Json {
   type: string;

@@ -43,9 +43,14 @@ export function compactionPlan(
   upstreamModel: string,
 ): CompactionPlan | undefined {
   const holder = client.client.compaction;
-  if (core.compact !== true || holder === undefined || provider.adapter.upstream.compacts === true) return undefined;
+  if (core.compact !== true || holder === undefined || providerCompacts(provider)) return undefined;
   const origin = { format: provider.adapter.id, provider: provider.config.name, model: upstreamModel };
   return { answerPart: (summary) => holder.answerPart(encodeCompaction({ summary, origin })) };
+}
+
+/** Whether the provider compacts a conversation itself: its API's providers do, and it was not configured not to. */
+export function providerCompacts(provider: ProviderRuntime): boolean {
+  return provider.adapter.upstream.compacts === true && provider.connection.compacts !== false;
 }
 
 /**

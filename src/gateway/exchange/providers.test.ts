@@ -30,4 +30,21 @@ describe("providers built from the configuration", () => {
     expect(() => buildProviders(config)).toThrow(ConfigError);
     expect(() => buildProviders(config)).toThrow(/^providers\.a\.preset: unknown preset 'nvidia'/);
   });
+
+  test("a Responses provider compacts itself at its /responses/compact unless configured not to; no other API takes the setting", () => {
+    const runtimes = buildProviders(
+      configOf({
+        openai: { type: "openai-responses", baseUrl: "https://api.openai.com/v1" },
+        local: { type: "openai-responses", baseUrl: "http://127.0.0.1:8080/v1", compacts: false },
+      }),
+    );
+    expect(runtimes.openai?.connection.compactEndpoint).toBe("https://api.openai.com/v1/responses/compact");
+    expect(runtimes.openai?.connection.compacts).toBeUndefined();
+    expect(runtimes.local?.connection.compactEndpoint).toBeUndefined();
+    expect(runtimes.local?.connection.compacts).toBe(false);
+    const chat = configOf({ chat: { baseUrl: "http://127.0.0.1:4000/v1", compacts: true } });
+    expect(() => buildProviders(chat)).toThrow(
+      /^providers\.chat\.compacts: only an openai-responses provider compacts/,
+    );
+  });
 });

@@ -23,6 +23,11 @@ export function buildProviders(config: GatewayConfig): Record<string, ProviderRu
     const adapter = findUpstreamType(provider.type);
     if (adapter === undefined)
       throw new ConfigError(`providers.${provider.name}.type`, `must be ${orList(UPSTREAM_TYPES)}`);
+    if (provider.compacts !== undefined && adapter.upstream.compacts !== true)
+      throw new ConfigError(
+        `providers.${provider.name}.compacts`,
+        `only an openai-responses provider compacts conversations itself; Parley compacts for a provider of type ${provider.type}`,
+      );
     try {
       // A conversation may move among the providers of one API, so each is told of the others.
       const peers = all
