@@ -99,6 +99,19 @@ describe("parley trace show reads every API's bodies by its view", () => {
     for (const stream of [true, false]) expectReadable(formatTrace(exchange(anthropic, chat, stream)), stream);
   });
 
+  test("the prompt cache's figures, and a switch of model within the conversation", () => {
+    const shown = formatTrace({
+      ...exchange(anthropic, chat, true),
+      inputTokens: 200,
+      cacheReadTokens: 800,
+      cacheWriteTokens: 0,
+      outputTokens: 7,
+      switchedFrom: { provider: "claude", model: "claude-sonnet-4-5" },
+    });
+    expect(shown).toContain("tokens 200 in, 800 cached, 0 written, 7 out");
+    expect(shown).toContain("model switched from claude claude-sonnet-4-5: the provider's cache was empty");
+  });
+
   test("a Chat Completions client before an Anthropic upstream", () => {
     for (const stream of [true, false]) expectReadable(formatTrace(exchange(chat, anthropic, stream)), stream);
   });

@@ -71,17 +71,27 @@ function heading(trace: TraceRecord): string[] {
     .filter((part) => part !== undefined)
     .map((part) => safe(part!));
   lines.push(`model ${asked} -> ${upstream.length > 0 ? upstream.join(" ") : "-"}`);
+  const from = trace.switchedFrom;
+  if (from !== undefined) {
+    lines.push(`model switched from ${safe(from.provider)} ${safe(from.model)}: the provider's cache was empty`);
+  }
   const context = [
     trace.conversationId === undefined ? undefined : `conversation ${safe(trace.conversationId)}`,
     trace.tenant === undefined ? undefined : `tenant ${safe(trace.tenant)}`,
     trace.inputTokens === undefined && trace.outputTokens === undefined
       ? undefined
-      : `tokens ${trace.inputTokens ?? "-"} in, ${trace.outputTokens ?? "-"} out`,
+      : `tokens ${trace.inputTokens ?? "-"} in, ${cacheText(trace)}${trace.outputTokens ?? "-"} out`,
   ].filter(Boolean);
   if (context.length > 0) lines.push(context.join("  "));
   const timings = Object.entries(trace.timings).map(([name, ms]) => `${safe(name)} ${Math.round(ms * 10) / 10} ms`);
   if (timings.length > 0) lines.push(`timings: ${timings.join(", ")}`);
   return lines;
+}
+
+/** `800 cached, 0 written, `: the cache's figures, for a trace that kept them. */
+function cacheText(trace: TraceRecord): string {
+  if (trace.cacheReadTokens === undefined) return "";
+  return `${trace.cacheReadTokens} cached, ${trace.cacheWriteTokens ?? 0} written, `;
 }
 
 function reports(trace: TraceRecord, limit: number): string[] {

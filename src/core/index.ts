@@ -6,4 +6,5 @@ export * from "./parts.js";
 export * from "./reasoning-origin.js";
 export * from "./stop-reason.js";
 export * from "./stream-events.js";
+export * from "./thought-signatures.js";
 export * from "./usage.js";

@@ -141,6 +141,11 @@ export interface ClientEncodeOptions {
    * reasoning it sealed reaches the client as it made it, not in Parley's envelope.
    */
   reasoningAsMade?: boolean;
+  /**
+   * The client called its API's compaction endpoint (`POST /v1/responses/compact`): the answer, a compacted
+   * conversation, is written as that endpoint's object (`response.compaction`).
+   */
+  compaction?: boolean;
 }
 
 export interface ClientStreamOptions extends ClientEncodeOptions {

@@ -9,12 +9,24 @@ import type { Converted, Message } from "../core/index.js";
 export interface SameFormatPassthrough {
   request(input: PassthroughRequest): Converted<unknown> & { bodyText?: string };
   /**
-   * The provider's whole answer as the client gets it (its signatures wrapped for a `signatureOwner`), under the id
-   * Parley keeps it by (`answerId`), where the API has such ids.
+   * The provider's whole answer as the client gets it: as it came, only the model named as the client asked, under
+   * the id Parley keeps it by (`answerId`) where the API has such ids; with a `signatureOwner`, its reasoning wrapped
+   * in envelopes naming the provider and the key behind it (`binding`), as its streamed answers' are.
    */
-  response(body: Record<string, unknown>, clientModel: string, signatureOwner?: string, answerId?: string): unknown;
-  /** The API's token-count URL for a request URL, where the API counts tokens itself. */
-  countTokensUrl?(url: string): string;
+  response(body: Record<string, unknown>, options: PassthroughAnswer): unknown;
+}
+
+export interface PassthroughAnswer {
+  clientModel: string;
+  /** The provider's `signatureOwner`: the reasoning it made reaches the client in envelopes naming it. */
+  signatureOwner?: string;
+  /**
+   * The key or deployment behind that provider (`ReasoningOrigin.binding`), written into those envelopes, so that
+   * what it sealed or signed goes back unmodified only while the same key stands behind it.
+   */
+  binding?: string;
+  /** The id Parley keeps the answer by. */
+  answerId?: string;
 }
 
 export interface PassthroughRequest {
@@ -35,4 +47,9 @@ export interface PassthroughRequest {
   compact?: boolean;
   /** The conversation's prompt-cache key (`ConversationRequest.cacheKey`), for an API that has a field for it. */
   cacheKey?: string;
+  /**
+   * The client called its API's compaction endpoint and the provider has one (`UpstreamConnection.compactEndpoint`):
+   * the body is for that endpoint, which compacts what it is given (no trigger is added).
+   */
+  endpoint?: "compact";
 }

@@ -84,6 +84,11 @@ export interface ProviderSettings {
    * `/model`), so what only one of them can take back must say whose it is.
    */
   peers?: readonly string[];
+  /**
+   * Whether the provider compacts a conversation itself, for an API whose providers can (`UpstreamSide.compacts`);
+   * absent: the API's default.
+   */
+  compacts?: boolean;
 }
 
 /** A setting of a provider its API cannot use: `path` below the provider (`compat.foo`). */
@@ -103,6 +108,16 @@ export interface UpstreamConnection {
   readonly endpoint: string;
   /** The history rules of this provider, its quirks included. */
   readonly repairTarget: RepairTarget;
+  /**
+   * Whether this provider compacts a conversation itself (`ConversationRequest.compact`), where its API's providers
+   * can (`UpstreamSide.compacts`) but this one was configured not to. Absent: the API's `compacts`.
+   */
+  readonly compacts?: boolean;
+  /**
+   * The URL of the provider's own compaction endpoint (the Responses API's `POST /responses/compact`), where it
+   * compacts: a client's request to that endpoint of the same API goes there as it came.
+   */
+  readonly compactEndpoint?: string;
   /**
    * Set for a provider whose thinking signatures only it can take back (an Anthropic-format provider that is not
    * Anthropic): the name its answers' signatures are wrapped under (an origin envelope), and the only provider
@@ -140,11 +155,43 @@ export interface UpstreamConnection {
    */
   recogniseServer?(owners: readonly string[]): void;
   /**
-   * Where the provider counts the tokens of a request in a client's API (`FormatAdapter.id`) that is not its own, when
-   * its server has such an endpoint (llama.cpp answers Anthropic's `/v1/messages/count_tokens` beside its Chat
-   * Completions); undefined, Parley estimates.
+   * How the provider counts a request's input tokens for a client of this API (`FormatAdapter.id`), where its server
+   * can: Anthropic's `count_tokens`, llama.cpp's, vLLM's `/tokenize`, Gemini's `countTokens`. Undefined: it cannot,
+   * and Parley estimates.
    */
-  countTokensUrlFor?(clientApi: string): string | undefined;
+  tokenCounter?(clientApi: string): TokenCounter | undefined;
+}
+
+/** A provider's own count of a request's input tokens, through its template and tokenizer. */
+export interface TokenCounter {
+  /** What it asks, for the log (`POST /tokenize`). */
+  readonly endpoint: string;
+  /**
+   * Asks the provider through `query.post`: its count, or undefined when its answer holds none that can be read.
+   * Rejects when asking failed (`post` rejected); the gateway then estimates.
+   */
+  count(query: TokenCountQuery): Promise<number | undefined>;
+}
+
+export interface TokenCountQuery {
+  /** The request, its history repaired for the provider, `model` the provider's own. */
+  request: ConversationRequest;
+  /** The client's API, its body as sent (only `model` differs from what it asked for) and its headers and query. */
+  clientApi: string;
+  clientBody: Record<string, unknown>;
+  clientHeaders: ClientHeaders;
+  /** Given only when the client speaks the provider's API: another API's query means nothing here. */
+  clientQuery?: URLSearchParams;
+  /**
+   * POSTs `body` as JSON and resolves with the JSON of a 2xx answer; rejects on an error status, a failure, a body
+   * that is not JSON, or the gateway's deadline (`timeouts.countTokensMs`).
+   */
+  post(url: string, headers: Record<string, string>, body: unknown): Promise<unknown>;
+}
+
+/** A count as an answer gives it: a whole number of tokens, or undefined for anything else. */
+export function tokenCount(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 /** Asking a provider which models it serves: where, with which headers, and how its list reads. */

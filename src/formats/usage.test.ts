@@ -1,7 +1,9 @@
 import { describe, expect, test } from "vitest";
 import type { Usage } from "../core/index.js";
 import { accumulate, parseSse } from "../stream/index.js";
+import { createAnthropicStreamEncoder } from "./anthropic/stream-encoder.js";
 import { anthropicUsageToCore, coreUsageToAnthropic } from "./anthropic/usage.js";
+import { createGeminiStreamDecoder } from "./gemini/stream-decoder.js";
 import { usageToCore as usageFromGemini, usageFromCore as usageToGemini } from "./gemini/usage.js";
 import { createOpenAIStreamDecoder } from "./openai-chat/stream-decoder.js";
 import { createOpenAIStreamEncoder } from "./openai-chat/stream-encoder.js";
@@ -176,5 +178,121 @@ describe("streamed usage", () => {
       .map((event) => JSON.parse(event.data) as { usage?: unknown })
       .at(-1);
     expect(last?.usage).toEqual(usage);
+  });
+
+  /** An Anthropic client's view of a stream: its `message_start` usage and its `message_delta` usage. */
+  const anthropicUsage = (events: ReturnType<typeof decodeGemini>) => {
+    const encoder = createAnthropicStreamEncoder({ model: "claude-x" });
+    const data = parseSse(events.map((event) => encoder.encode(event)).join("")).map(
+      (event) => JSON.parse(event.data) as { type: string; message?: { usage: unknown }; usage?: unknown },
+    );
+    return {
+      start: data.find((event) => event.type === "message_start")?.message?.usage,
+      delta: data.find((event) => event.type === "message_delta")?.usage,
+    };
+  };
+  const decodeGemini = (chunks: unknown[]) => {
+    const decoder = createGeminiStreamDecoder();
+    const sse = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("");
+    return [...parseSse(sse).flatMap((message) => decoder.push(message)), ...decoder.finish()];
+  };
+  const decodeChat = (chunks: unknown[]) => {
+    const decoder = createOpenAIStreamDecoder();
+    const sse = `${chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("")}data: [DONE]\n\n`;
+    return [...parseSse(sse).flatMap((message) => decoder.push(message)), ...decoder.finish()];
+  };
+
+  test("Gemini counts the prompt on every chunk: an Anthropic client's message_start has the input and cache figures, message_delta the final ones", () => {
+    const prompt = { promptTokenCount: 1000, cachedContentTokenCount: 800 };
+    const text = (value: string, extra: object = {}) => ({
+      candidates: [{ content: { role: "model", parts: [{ text: value }] }, index: 0, ...extra }],
+      modelVersion: "gemini-3-pro-preview",
+      responseId: "r1",
+    });
+    const events = decodeGemini([
+      { ...text("Hel"), usageMetadata: { ...prompt, totalTokenCount: 1000 } },
+      {
+        ...text("lo", { finishReason: "STOP" }),
+        usageMetadata: { ...prompt, candidatesTokenCount: 90, thoughtsTokenCount: 30, totalTokenCount: 1120 },
+      },
+    ]);
+    expect(events[0]).toEqual({
+      type: "message-start",
+      id: "r1",
+      model: "gemini-3-pro-preview",
+      usage: { inputTokens: 200, cacheReadInputTokens: 800 },
+    });
+    expect(anthropicUsage(events)).toEqual({
+      start: { input_tokens: 200, cache_read_input_tokens: 800, output_tokens: 1 },
+      delta: {
+        input_tokens: 200,
+        cache_read_input_tokens: 800,
+        output_tokens: 120,
+        output_tokens_details: { thinking_tokens: 30 },
+      },
+    });
+    // A first chunk without usage leaves the start without it (the gateway's estimate stands in).
+    expect(decodeGemini([text("Hi", { finishReason: "STOP" })])[0]).not.toHaveProperty("usage");
+  });
+
+  test("a Chat server that sends usage on every chunk gives an Anthropic client the prompt figures in message_start", () => {
+    const chunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m" };
+    const early = {
+      prompt_tokens: 1000,
+      completion_tokens: 0,
+      total_tokens: 1000,
+      prompt_tokens_details: { cached_tokens: 800, cache_write_tokens: 150 },
+    };
+    const final = {
+      ...early,
+      completion_tokens: 90,
+      total_tokens: 1090,
+      completion_tokens_details: { reasoning_tokens: 30 },
+    };
+    const events = decodeChat([
+      {
+        ...chunk,
+        choices: [{ index: 0, delta: { role: "assistant", content: "o" }, finish_reason: null }],
+        usage: early,
+      },
+      { ...chunk, choices: [{ index: 0, delta: { content: "k" }, finish_reason: "stop" }], usage: final },
+    ]);
+    expect(anthropicUsage(events)).toEqual({
+      start: { input_tokens: 50, cache_creation_input_tokens: 150, cache_read_input_tokens: 800, output_tokens: 1 },
+      delta: {
+        input_tokens: 50,
+        cache_creation_input_tokens: 150,
+        cache_read_input_tokens: 800,
+        output_tokens: 90,
+        output_tokens_details: { thinking_tokens: 30 },
+      },
+    });
+  });
+
+  test("a Chat server that sends usage only at the end gives the final figures in message_delta, none in message_start", () => {
+    const chunk = { id: "c", object: "chat.completion.chunk", created: 1, model: "m" };
+    const events = decodeChat([
+      {
+        ...chunk,
+        choices: [{ index: 0, delta: { role: "assistant", content: "ok" }, finish_reason: null }],
+        usage: null,
+      },
+      { ...chunk, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null },
+      {
+        ...chunk,
+        choices: [],
+        usage: {
+          prompt_tokens: 1000,
+          completion_tokens: 9,
+          total_tokens: 1009,
+          prompt_tokens_details: { cached_tokens: 800 },
+        },
+      },
+    ]);
+    expect(events[0]).toEqual({ type: "message-start", id: "c", model: "m" });
+    expect(anthropicUsage(events)).toEqual({
+      start: { input_tokens: 0, output_tokens: 1 },
+      delta: { input_tokens: 200, cache_read_input_tokens: 800, output_tokens: 9 },
+    });
   });
 });

@@ -341,6 +341,6 @@ describe("info routes", () => {
     expect(response.text).toMatch(/parley_requests_total\{route="POST \/v1\/messages",status="401"\} \d+/);
     expect(response.text).toMatch(/parley_errors_total\{type="authentication_error"\} \d+/);
     expect(response.text).toMatch(/parley_upstream_latency_seconds_count\{provider="local"\} \d+/);
-    expect(response.text).toMatch(/parley_tokens_total\{direction="output",provider="local"\} \d+/);
+    expect(response.text).toMatch(/parley_tokens_total\{provider="local",model="[^"]+",kind="output"\} \d+/);
   });
 });

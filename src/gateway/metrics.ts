@@ -1,3 +1,4 @@
+import type { Usage } from "../core/index.js";
 import type { TraceWriterStats } from "../store/traces/trace-store.js";
 
 /**
@@ -6,8 +7,14 @@ import type { TraceWriterStats } from "../store/traces/trace-store.js";
  */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
+/** One series of a counter: added to in place by whoever holds it. */
+interface CounterSeries {
+  labels: Record<string, string>;
+  value: number;
+}
+
 class Counter {
-  private readonly series = new Map<string, { labels: Record<string, string>; value: number }>();
+  private readonly series = new Map<string, CounterSeries>();
 
   constructor(
     readonly name: string,
@@ -15,10 +22,18 @@ class Counter {
   ) {}
 
   inc(labels: Record<string, string>, by = 1): void {
+    this.entry(labels).value += by;
+  }
+
+  /** The series of these labels (made at 0, and rendered from then on), to be added to directly. */
+  entry(labels: Record<string, string>): CounterSeries {
     const key = seriesKey(labels);
-    const entry = this.series.get(key);
-    if (entry === undefined) this.series.set(key, { labels, value: by });
-    else entry.value += by;
+    let entry = this.series.get(key);
+    if (entry === undefined) {
+      entry = { labels, value: 0 };
+      this.series.set(key, entry);
+    }
+    return entry;
   }
 
   render(): string {
@@ -101,6 +116,12 @@ function traceLines(traces: TraceWriterStats): string[] {
   ];
 }
 
+/**
+ * `parley_tokens_total`'s kinds, in `countTokens`' order. The prompt is `input` + `cache_read` + `cache_write` (the
+ * core's accounting, `src/core/usage.ts`): its cache hit ratio is `cache_read` over the three.
+ */
+const TOKEN_KINDS = ["input", "cache_read", "cache_write", "output"] as const;
+
 export class GatewayMetrics {
   readonly requests = new Counter("parley_requests_total", "HTTP requests by route and status.");
   readonly errors = new Counter("parley_errors_total", "Error responses and stream error events by error type.");
@@ -112,9 +133,32 @@ export class GatewayMetrics {
     "parley_time_to_first_token_seconds",
     "Time from the client request to the first content event of a streamed answer.",
   );
-  readonly tokens = new Counter("parley_tokens_total", "Tokens reported by upstreams, by direction.");
+  readonly tokens = new Counter(
+    "parley_tokens_total",
+    "Tokens upstreams reported, by provider, upstream model and kind: the prompt's fresh input, its cache reads and cache writes, and the output.",
+  );
+  readonly routeSwitches = new Counter(
+    "parley_route_switches_total",
+    "Answered turns of a conversation that went to another provider or model than its previous answered turn, and so found none of its prompt cache.",
+  );
   readonly retries = new Counter("parley_upstream_retries_total", "Upstream attempts that were retried.");
   private openStreams = 0;
+  /** Per provider and model, its four `parley_tokens_total` series: one lookup per answer instead of four. */
+  private readonly tokenSeries = new Map<string, readonly CounterSeries[]>();
+
+  /** An answer's tokens, by kind, under the provider and the model it was sent to. */
+  countTokens(provider: string, model: string, usage: Usage): void {
+    const key = `${provider}\u0000${model}`;
+    let series = this.tokenSeries.get(key);
+    if (series === undefined) {
+      series = TOKEN_KINDS.map((kind) => this.tokens.entry({ provider, model, kind }));
+      this.tokenSeries.set(key, series);
+    }
+    series[0]!.value += usage.inputTokens;
+    series[1]!.value += usage.cacheReadInputTokens ?? 0;
+    series[2]!.value += usage.cacheCreationInputTokens ?? 0;
+    series[3]!.value += usage.outputTokens;
+  }
 
   streamOpened(): void {
     this.openStreams++;
@@ -132,6 +176,7 @@ export class GatewayMetrics {
       this.upstreamLatency.render(),
       this.firstToken.render(),
       this.tokens.render(),
+      this.routeSwitches.render(),
       this.retries.render(),
       "# HELP parley_open_streams Streams being answered now.\n# TYPE parley_open_streams gauge",
       `parley_open_streams ${this.openStreams}`,

@@ -10,6 +10,7 @@ import { UpstreamClient } from "../upstream/index.js";
 import { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
 import { buildProviders } from "./exchange/providers.js";
+import { RouteMemory } from "./exchange/route-switch.js";
 import { browserPolicy, guardBrowserRequest } from "./http/browser-guard.js";
 import { answerClientError } from "./http/client-error.js";
 import { compose, type Middleware } from "./http/compose.js";
@@ -21,15 +22,10 @@ import { GatewayMetrics } from "./metrics.js";
 import { type CatalogueOptions, ModelCatalogue } from "./models/catalogue.js";
 import { providerLines } from "./models/startup-report.js";
 import { handleAppendMessages, handleCreateConversation, handleGetConversation } from "./routes/conversations.js";
-import {
-  handleCountTokens,
-  handleGetModel,
-  handleHealth,
-  handleHello,
-  handleListModels,
-  handleMetrics,
-} from "./routes/info.js";
+import { handleCountTokens } from "./routes/count-tokens.js";
+import { handleGetModel, handleHealth, handleHello, handleListModels, handleMetrics } from "./routes/info.js";
 import { handleAnswer } from "./routes/messages.js";
+import { handleReady } from "./routes/ready.js";
 import { handleDeleteStoredAnswer, handleGetStoredAnswer } from "./routes/stored-answers.js";
 import type { GatewayState } from "./state.js";
 
@@ -86,6 +82,7 @@ export async function startGateway(config: GatewayConfig, options: GatewayOption
     logger,
     keys: new KeyChecker(config.apiKeys, config.keyTenants),
     openStreams: new Set(),
+    routes: new RouteMemory(),
     secrets: [...secrets, ...config.apiKeys],
   };
   const router = buildRouter(state);
@@ -236,6 +233,8 @@ function buildRouter(state: GatewayState): Router {
     })
     .add({ method: "GET", pattern: "/health", api: PARLEY_FORMAT, auth: false, handler: handleHealth })
     .add({ method: "HEAD", pattern: "/health", api: PARLEY_FORMAT, auth: false, handler: handleHealth })
+    .add({ method: "GET", pattern: "/ready", api: PARLEY_FORMAT, auth: false, handler: bind(handleReady) })
+    .add({ method: "HEAD", pattern: "/ready", api: PARLEY_FORMAT, auth: false, handler: bind(handleReady) })
     .add({ method: "HEAD", pattern: "/api/hello", api: PARLEY_FORMAT, auth: false, handler: handleHello })
     .add({ method: "GET", pattern: "/metrics", api: PARLEY_FORMAT, auth: true, handler: bind(handleMetrics) });
 }

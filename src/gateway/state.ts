@@ -4,6 +4,7 @@ import type { UpstreamClient } from "../upstream/index.js";
 import type { KeyChecker } from "./auth.js";
 import type { GatewayConfig } from "./config/types.js";
 import type { ProviderRuntime } from "./exchange/providers.js";
+import type { RouteMemory } from "./exchange/route-switch.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { ModelCatalogue } from "./models/catalogue.js";
 
@@ -25,6 +26,8 @@ export interface GatewayState {
   logger: Logger;
   keys: KeyChecker;
   openStreams: Set<OpenStream>;
+  /** Each conversation's last answered route, to tell when a turn goes elsewhere. */
+  routes: RouteMemory;
   /** Configured client and upstream keys: kept out of traces whatever their shape. */
   secrets: readonly string[];
 }

@@ -4,11 +4,13 @@ import { Worker } from "node:worker_threads";
 import {
   assertNever,
   type ConversationRequest,
+  type MediaSource,
   missingPackage,
   type Part,
   type ToolResultContentPart,
 } from "../core/index.js";
 import { startWorkerThread } from "../store/worker-thread.js";
+import { imageSize } from "./image-size.js";
 
 /**
  * Input-token counts when the upstream gives none.
@@ -26,8 +28,27 @@ type CountRequest = Pick<ConversationRequest, "system" | "messages" | "tools">;
 
 /** Role and framing tokens per message, as chat templates add them. */
 const PER_MESSAGE = 3;
-/** Images are billed by size; a flat estimate of a typical screenshot keeps the meter moving. */
-const PER_IMAGE = 1_000;
+
+/*
+ * Images, as Anthropic's vision guide bills them: about width x height / 750 tokens, after an image whose long edge
+ * is over 1,568 px is scaled down to it, and at most about 1,600 (larger images are scaled down until they fit).
+ * The size is read from the image's header (`image-size.ts`); an image whose size cannot be read (a URL, a format
+ * not known) counts the most, which is also what a screenshot of a 1080p screen or larger costs.
+ */
+const PIXELS_PER_TOKEN = 750;
+const MAX_LONG_EDGE = 1_568;
+const MAX_IMAGE_TOKENS = 1_600;
+/** A binary document (a PDF) is not read: a flat figure keeps the meter moving. */
+const PER_DOCUMENT = 1_000;
+
+/** What an image costs, by Anthropic's formula where its size is known (see above). */
+export function imageTokens(source: MediaSource): number {
+  const size = source.type === "base64" ? imageSize(source.data) : undefined;
+  if (size === undefined) return MAX_IMAGE_TOKENS;
+  const scale = Math.min(1, MAX_LONG_EDGE / Math.max(size.width, size.height));
+  const tokens = Math.ceil((size.width * scale * (size.height * scale)) / PIXELS_PER_TOKEN);
+  return Math.min(MAX_IMAGE_TOKENS, Math.max(1, tokens));
+}
 
 interface RequestText {
   texts: string[];
@@ -56,9 +77,12 @@ function requestText(request: CountRequest): RequestText {
         else part.content.forEach(visit);
         return;
       case "image":
+        if (part.source.type === "text") texts.push(part.source.data);
+        else fixed += imageTokens(part.source);
+        return;
       case "document":
         if (part.source.type === "text") texts.push(part.source.data);
-        else fixed += PER_IMAGE;
+        else fixed += PER_DOCUMENT;
         return;
       case "opaque":
         texts.push(JSON.stringify(part.block));

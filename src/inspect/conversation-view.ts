@@ -1,6 +1,7 @@
 import type { StoredMessage } from "../store/conversations/conversation-store.js";
 import type { TraceSummary } from "../store/traces/trace-store.js";
 import { blockOf } from "./part-view.js";
+import { cacheHitRatio, tokenTotals } from "./token-view.js";
 import type { ConversationView, TraceRow, TurnView } from "./view-types.js";
 
 /** How long after an exchange's trace was taken a message it produced may still be dated (a slow store). */
@@ -37,10 +38,15 @@ export function conversationView(
     if (span !== undefined) turn.traceId = span.trace.id;
     return turn;
   });
-  return { id, messages, traces: spans.map((span) => rowOf(span.trace)) };
+  const rows = spans.map((span) => rowOf(span.trace));
+  return { id, messages, traces: rows, tokens: tokenTotals(rows) };
 }
 
+/** A listed trace as the page shows it: its tenant left out, its cache hit ratio worked out. */
 export function rowOf(trace: TraceSummary): TraceRow {
-  const { tenant: _tenant, ...row } = trace;
+  const { tenant: _tenant, ...listed } = trace;
+  const row: TraceRow = listed;
+  const ratio = cacheHitRatio(row);
+  if (ratio !== undefined) row.cacheHitRatio = ratio;
   return row;
 }

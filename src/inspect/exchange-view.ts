@@ -4,6 +4,7 @@ import type { TraceRecord } from "../store/traces/trace-store.js";
 import { alignSides, type SideBlocks, sideBlocks } from "./align.js";
 import { placeNotes } from "./notes.js";
 import { assembledAnswer, streamView } from "./stream-view.js";
+import { cacheHitRatio } from "./token-view.js";
 import type { ExchangeView, Pairing, Side, TraceRow } from "./view-types.js";
 
 /** A body read as messages by its format's view, or why not. */
@@ -155,9 +156,19 @@ export function traceRow(
   for (const key of ["provider", "clientModel", "upstreamModel", "conversationId"] as const) {
     if (trace[key] !== undefined) row[key] = trace[key];
   }
-  for (const key of ["status", "durationMs", "inputTokens", "outputTokens"] as const) {
+  for (const key of [
+    "status",
+    "durationMs",
+    "inputTokens",
+    "cacheReadTokens",
+    "cacheWriteTokens",
+    "outputTokens",
+  ] as const) {
     if (trace[key] !== undefined) row[key] = trace[key];
   }
+  const ratio = cacheHitRatio(row);
+  if (ratio !== undefined) row.cacheHitRatio = ratio;
+  if (trace.switchedFrom !== undefined) row.switchedFrom = { ...trace.switchedFrom };
   if (trace.stream !== undefined) row.stream = trace.stream;
   return row;
 }

@@ -13,12 +13,37 @@ export interface TraceRow {
   upstreamModel?: string;
   status?: number;
   durationMs?: number;
+  /** The prompt's tokens neither read from nor written to the provider's cache. */
   inputTokens?: number;
+  /** The prompt's tokens read from the cache; absent in a trace from before they were kept. */
+  cacheReadTokens?: number;
+  /** The prompt's tokens written to the cache. */
+  cacheWriteTokens?: number;
   outputTokens?: number;
+  /** Cache reads over the whole prompt (fresh input, reads and writes), 0 to 1; absent when not known. */
+  cacheHitRatio?: number;
+  /**
+   * Where the conversation's previous answered turn went, when this one went to another provider or model: the
+   * provider's cache for this conversation was empty.
+   */
+  switchedFrom?: { provider: string; model: string };
   conversationId?: string;
   stream?: boolean;
   lossyCount: number;
   repairCount: number;
+}
+
+/** A conversation's token figures over the exchanges whose figures are known. */
+export interface TokenTotals {
+  /** How many exchanges they add up. */
+  exchanges: number;
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  cacheHitRatio?: number;
+  /** Exchanges whose turn went elsewhere than the one before (`TraceRow.switchedFrom`). */
+  switches: number;
 }
 
 export interface TraceList {
@@ -131,6 +156,7 @@ export interface ConversationView {
   messages: TurnView[];
   /** The conversation's exchanges, oldest first. */
   traces: TraceRow[];
+  tokens: TokenTotals;
 }
 
 /** One exchange's client request against the one before it in the same conversation or session. */

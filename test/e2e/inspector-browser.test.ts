@@ -95,6 +95,8 @@ describe("the inspector in a browser", () => {
     expect(await newest.locator(".badge.lossy").textContent()).toMatch(/^\d+ lost$/);
     expect(await newest.textContent()).toContain("claude-sonnet-4-5");
     expect(await newest.textContent()).toContain("200");
+    // Its tokens in and out (the upstream counted 1,500 prompt tokens, none from its cache) and the cache hit ratio.
+    expect(await newest.locator("td.tokens").textContent()).toBe("1,500 / 200% cache hit");
     await screenshot("inspector-list.png");
     // A filter the session matches none of empties the list; clearing it brings the rows back.
     await page.getByLabel("Model").fill("gpt-nothing");
@@ -120,6 +122,17 @@ describe("the inspector in a browser", () => {
     // The failed test's output holds a script tag: it is text on the page, and nothing ran.
     expect(await failed.locator("pre.text").textContent()).toBe("1 failing: parses <script>alert(1)</script>");
     expect(await page.locator("script").count()).toBe(1);
+    // The heading's token figures: input, cached, output, and the share of the prompt read from the cache.
+    const facts = await page
+      .locator(".exchange-head dl")
+      .evaluate((list) =>
+        Object.fromEntries(
+          [...list.querySelectorAll("dt")].map((term) => [term.textContent, term.nextElementSibling?.textContent]),
+        ),
+      );
+    expect(facts.tokens).toBe("1,500 in · 0 cached · 20 out");
+    expect(facts["cache hit"]).toBe("0% of the prompt read from the provider's cache");
+    expect(await page.locator(".exchange-head .switch-notice").count()).toBe(0);
     await screenshot("inspector-exchange.png");
     await failed.evaluate((element) => element.scrollIntoView({ block: "center" }));
     await screenshot("inspector-exchange-reports.png");
@@ -142,10 +155,10 @@ describe("the inspector in a browser", () => {
     expect(html).not.toContain(UPSTREAM_KEY);
   });
 
-  test("a conversation: its messages turn by turn, each turn with its exchange", async () => {
+  test("a conversation: its messages turn by turn, each turn with its exchange, its tokens and a model switch", async () => {
     const created = await postJson(`${gateway.url}/v1/conversations`, {}, { "x-api-key": KEY });
     const id = (created.body as Json).id as string;
-    const answer = (text: string) => ({
+    const answer = (text: string, prompt: number, cached: number, completion: number) => ({
       kind: "json" as const,
       body: {
         id: "c",
@@ -153,27 +166,73 @@ describe("the inspector in a browser", () => {
         created: 1,
         model: "m",
         choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+        usage: {
+          prompt_tokens: prompt,
+          completion_tokens: completion,
+          total_tokens: prompt + completion,
+          prompt_tokens_details: { cached_tokens: cached },
+        },
       },
     });
-    upstream.enqueue(answer("Paris."), answer("About 2.1 million people."));
-    for (const question of ["Capital of France?", "Its population?"]) {
+    upstream.enqueue(
+      answer("Paris.", 1200, 0, 8),
+      answer("About 2.1 million people.", 1300, 0, 12),
+      answer("About 105 square kilometres.", 1400, 1200, 15),
+    );
+    // The second turn asks for another model: the upstream's cache of the first is not its.
+    for (const [model, question] of [
+      ["claude-haiku-4-5", "Capital of France?"],
+      ["claude-sonnet-4-5", "Its population?"],
+      ["claude-sonnet-4-5", "And its area?"],
+    ] as const) {
       const reply = await postJson(
         `${gateway.url}/v1/messages`,
-        { model: "claude-haiku-4-5", max_tokens: 50, messages: [{ role: "user", content: question }] },
+        { model, max_tokens: 50, messages: [{ role: "user", content: question }] },
         { "x-api-key": KEY, "x-parley-conversation-id": id },
       );
       await traceOf(gateway, reply);
     }
     await page.goto(`${gateway.url}/inspect#/conversation/${id}`);
-    await page.locator("section.turn").nth(1).waitFor();
+    await page.locator("section.turn").nth(2).waitFor();
     const turns = page.locator("section.turn");
-    expect(await turns.count()).toBe(2);
+    expect(await turns.count()).toBe(3);
     expect(await turns.nth(0).locator("pre.text").allTextContents()).toEqual(["Capital of France?", "Paris."]);
     expect(await turns.nth(1).locator("h2 a").count()).toBe(1);
+    // Turn by turn: input, cached and output tokens and the cache hit ratio; the switch where it happened.
+    expect(await turns.locator(".turn-tokens").allTextContents()).toEqual([
+      "1,200 in · 0 cached · 8 out",
+      "1,300 in · 0 cached · 12 out",
+      "200 in · 1,200 cached · 15 out",
+    ]);
+    expect(await turns.locator(".tag.cache-hit").allTextContents()).toEqual([
+      "0% cache hit",
+      "0% cache hit",
+      "86% cache hit",
+    ]);
+    expect(await turns.nth(1).locator(".switch-notice").textContent()).toBe(
+      "model switched: claude-haiku-4-5 (nim) → claude-sonnet-4-5 (nim), cache emptied",
+    );
+    expect(await page.locator(".switch-notice").count()).toBe(1);
+    expect(await page.locator(".conversation-tokens").textContent()).toBe(
+      "cache hit 31% over 3 exchanges (2,700 in · 1,200 cached · 35 out) · 1 model switch",
+    );
     await turns.nth(1).getByRole("button", { name: "What the client changed in this turn's request" }).click();
     await turns.nth(1).locator(".pairing").waitFor();
     await screenshot("inspector-conversation.png");
+    // The switched turn's exchange says so too, and so does its row in the list.
+    await turns.nth(1).locator("h2 a").click();
+    await page.locator(".exchange-head h1").waitFor();
+    expect(await page.locator(".exchange-head .switch-notice").textContent()).toBe(
+      "model switched: claude-haiku-4-5 (nim) → claude-sonnet-4-5 (nim), cache emptied",
+    );
+    await page.goto(`${gateway.url}/inspect#/`);
+    await page.locator("label", { hasText: "has losses" }).locator("input").uncheck();
+    await page.getByLabel("Model").fill("claude-sonnet-4-5");
+    const switched = page.locator("tbody tr", { has: page.locator(".badge.switch") });
+    await expect.poll(() => switched.count()).toBe(1);
+    expect(await switched.locator(".badge.switch").getAttribute("title")).toBe(
+      "model switched: claude-haiku-4-5 (nim) → claude-sonnet-4-5 (nim), cache emptied",
+    );
   });
 
   test("nothing the page did broke its policy or ran a body's script", () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -12,6 +13,15 @@ import {
   startLlamaServer,
   startParleyFor,
 } from "../support/llama-server.js";
+import {
+  ESTIMATE_BAND,
+  estimateAgainst,
+  type RecordedCount,
+  readCountFixture,
+  recordingTokenCounts,
+  tokenCountRequests,
+  writeCountFixture,
+} from "../support/token-count-requests.js";
 
 /**
  * The official SDKs through Parley to a real model server: llama.cpp's `llama-server` (built from the source
@@ -528,5 +538,85 @@ describe("the server with --reasoning-format none: thinking stays in content as 
     });
     const message = completion.choices[0]!.message as ReasoningMessage;
     expect([message.reasoning_content?.trim(), message.content?.trim()]).toEqual([THINKING, ANSWER]);
+  });
+});
+
+describe("token counts: the server's own, and the estimate against them", () => {
+  /** The server's own count of an Anthropic request, through its template and tokenizer. */
+  const serverCount = async (body: Record<string, unknown>) => {
+    const reply = await postJson(`${server.origin}/v1/messages/count_tokens`, body);
+    expect(reply.status).toBe(200);
+    return (reply.body as { input_tokens: number }).input_tokens;
+  };
+
+  test("the recorded counts are this server's, and the estimate keeps its documented band against them", async () => {
+    if (recordingTokenCounts) {
+      const counts: RecordedCount[] = [];
+      for (const spec of tokenCountRequests()) counts.push({ ...spec, inputTokens: await serverCount(spec.body) });
+      writeCountFixture({
+        server: {
+          name: "llama.cpp llama-server",
+          source: `${build.version} (llama/gitRelease.bundle), commit ${build.commit}`,
+          model:
+            "the project's tiny generated model (scripts/llamacpp/tiny-model.py): Qwen2's vocabulary, Qwen3's template",
+          endpoint: "POST /v1/messages/count_tokens",
+        },
+        counts,
+      });
+    }
+    const { counts } = readCountFixture();
+    for (const recorded of counts) expect(await serverCount(recorded.body), recorded.name).toBe(recorded.inputTokens);
+    for (const row of await estimateAgainst(counts)) {
+      expect(row.ratio, row.name).toBeGreaterThanOrEqual(ESTIMATE_BAND.countTokens.low);
+      expect(row.ratio, row.name).toBeLessThanOrEqual(ESTIMATE_BAND.countTokens.high);
+      expect(row.approximateRatio, row.name).toBeGreaterThanOrEqual(ESTIMATE_BAND.messageStart.low);
+      expect(row.approximateRatio, row.name).toBeLessThanOrEqual(ESTIMATE_BAND.messageStart.high);
+    }
+  });
+
+  test("Claude Code's first turn through Parley: the server's count, not the estimate", async () => {
+    const first = readCountFixture().counts.find((recorded) => recorded.name === "first-turn")!;
+    const counted = await anthropicClient().messages.countTokens(
+      first.body as unknown as Anthropic.MessageCountTokensParams,
+    );
+    expect(counted.input_tokens).toBe(first.inputTokens);
+  });
+
+  test("a Gemini client's countTokens: Parley's request rendered at /apply-template, counted at /tokenize", async () => {
+    const before = proxy.exchanges.length;
+    const reply = await postJson(`${parley.url}/v1beta/models/${server.alias}:countTokens`, {
+      contents: [{ role: "user", parts: [{ text: question }] }],
+    });
+    expect(reply.status).toBe(200);
+    const asked = proxy.exchanges.slice(before);
+    expect(asked.map((exchange) => exchange.path)).toEqual(["/apply-template", "/tokenize"]);
+    const tokens = (JSON.parse(asked[1]!.responseText) as { tokens: number[] }).tokens;
+    expect((reply.body as { totalTokens: number }).totalTokens).toBe(tokens.length);
+    // the same question through the server's own Anthropic count: the same template, the same tokens
+    const own = await serverCount({ model: server.alias, messages: [{ role: "user", content: question }] });
+    expect(tokens.length).toBe(own);
+  });
+
+  test("an image on a server without a vision projector: it refuses to count, Parley estimates", async () => {
+    const screenshot = readFileSync(
+      new URL("../fixtures/llamacpp-server/chat-image-without-projector.json", import.meta.url),
+      "utf8",
+    );
+    const data = /base64,([A-Za-z0-9+/=]+)/.exec(screenshot)![1]!;
+    const counted = await anthropicClient().messages.countTokens({
+      model: server.alias,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is this?" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data } },
+          ],
+        },
+      ],
+    });
+    // "What is this?" and a 1 x 1 image (one token by Anthropic's formula), with the message's framing
+    expect(counted.input_tokens).toBeGreaterThan(4);
+    expect(counted.input_tokens).toBeLessThan(12);
   });
 });

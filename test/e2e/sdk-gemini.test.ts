@@ -2,7 +2,7 @@ import { type Content, type FunctionDeclaration, GoogleGenAI } from "@google/gen
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import type { RunningGateway } from "../../src/gateway/server.js";
 import { startTestGateway } from "../support/gateway-harness.js";
-import { actAsGemini, type GeminiServer, geminiFrames } from "../support/gemini-server.js";
+import { actAsGemini, countedTokens, type GeminiServer, geminiFrames } from "../support/gemini-server.js";
 import { geminiAnswer, turnFrames, turnMarks } from "../support/scripted-turns.js";
 import { type ScriptedUpstream, startScriptedUpstream } from "../support/scripted-upstream.js";
 
@@ -136,6 +136,18 @@ describe("the @google/genai SDK on a DeepSeek-style Chat upstream", () => {
     expect(counted.totalTokens).toBeGreaterThan(5);
     expect(counted.totalTokens).toBeLessThan(40);
     expect(chat.requests).toHaveLength(0);
+  });
+
+  test("countTokens for a model routed to Gemini is Gemini's own count, of the whole request", async () => {
+    const counted = await ai.models.countTokens({
+      model: "gemini-3-pro-preview",
+      contents: "How many tokens are in this sentence of eleven or so words?",
+    });
+    const sent = gemini.requests[0]!;
+    expect(sent.path).toBe("/v1beta/models/gemini-3-pro-preview:countTokens");
+    const { model, ...generate } = (sent.body as Json).generateContentRequest;
+    expect(model).toBe("models/gemini-3-pro-preview");
+    expect(counted.totalTokens).toBe(countedTokens(generate).text);
   });
 
   test("a function-calling round trip: the model's reasoning goes back to it on its tool turn", async () => {

@@ -22,6 +22,8 @@ export interface TestProvider {
   models?: Record<string, string>;
   defaultModel?: string;
   limits?: { contextWindow?: number; maxOutputTokens?: number };
+  /** An `openai-responses` provider's `compacts` setting. */
+  compacts?: boolean;
 }
 
 export interface TestGatewayOptions {
@@ -31,6 +33,8 @@ export interface TestGatewayOptions {
   apiKeys?: string[];
   /** Any other file setting (timeouts, limits, retries, traces). */
   file?: Record<string, unknown>;
+  /** Given, the gateway's log lines (info and above) are parsed into it instead of being silenced. */
+  logLines?: Array<Record<string, unknown>>;
 }
 
 /** A gateway on 127.0.0.1 (random port, in-memory store, silent logs) in front of scripted upstreams. */
@@ -55,6 +59,7 @@ export async function startTestGateway(
         ...(provider.models === undefined ? {} : { models: provider.models }),
         ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
         ...(provider.limits === undefined ? {} : { limits: provider.limits }),
+        ...(provider.compacts === undefined ? {} : { compacts: provider.compacts }),
       },
     ]),
   );
@@ -70,7 +75,12 @@ export async function startTestGateway(
   });
   const config = buildConfig(file, {}, {});
   // PARLEY_TEST_LOG=debug shows the gateway's log lines while a test runs.
-  const gateway = await startGateway(config, { logger: pino({ level: process.env.PARLEY_TEST_LOG ?? "silent" }) });
+  const lines = options.logLines;
+  const logger =
+    lines === undefined
+      ? pino({ level: process.env.PARLEY_TEST_LOG ?? "silent" })
+      : pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const gateway = await startGateway(config, { logger });
   return { ...gateway, config };
 }
 

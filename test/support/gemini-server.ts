@@ -1,3 +1,4 @@
+import { mockTokenCount } from "./mock-tokenizer.js";
 import type { RecordedRequest, ScriptedReply, ScriptedUpstream } from "./scripted-upstream.js";
 
 /**
@@ -11,7 +12,8 @@ import type { RecordedRequest, ScriptedReply, ScriptedUpstream } from "./scripte
  *   functionCall parts...` (Gemini 3), and a signature it did not issue: `Corrupted thought signature.`;
  * - a key other than the one it was given.
  *
- * Its signatures are the ones its scripted answers carry (`gsig_...`); Google's skip value passes.
+ * Its signatures are the ones its scripted answers carry (`gsig_...`); Google's skip value passes. It counts tokens
+ * as `models.countTokens` does, in Google's shape, with a deterministic tokenizer (`countedTokens`).
  */
 export const SKIP = "skip_thought_signature_validator";
 
@@ -97,9 +99,75 @@ export interface GeminiServer {
   key?: string;
 }
 
-/** Makes `upstream` (a scripted upstream of kind `gemini`) behave as Google's server. */
+/**
+ * Makes `upstream` (a scripted upstream of kind `gemini`) behave as Google's server: `countTokens` is answered with
+ * the scripted tokenizer's count (queued replies go first, for a test's failure), anything else with Google's
+ * refusal or the next scripted reply.
+ */
 export function actAsGemini(upstream: ScriptedUpstream, server: GeminiServer): void {
-  upstream.fallback = (request) => refusal(request, server) ?? server.replies.shift() ?? noReply();
+  upstream.fallback = (request) =>
+    COUNT_TOKENS.test(request.path)
+      ? countTokens(request, server)
+      : (refusal(request, server) ?? server.replies.shift() ?? noReply());
+}
+
+const COUNT_TOKENS = /:countTokens(\?|$)/;
+/** Google's figure for an image up to 384 px on both sides; larger ones are tiled at that much a tile. */
+const IMAGE_TOKENS = 258;
+
+/**
+ * `models/{model}:countTokens`: `contents`, or a whole request under `generateContentRequest` naming its model, never
+ * both (see test/fixtures/scripted/server-shapes.md), counted as `countedTokens` counts them.
+ */
+function countTokens(request: RecordedRequest, server: GeminiServer): ScriptedReply {
+  const key = keyRefusal(request, server);
+  if (key !== undefined) return key;
+  const body = request.body as Record<string, unknown> | undefined;
+  if (body === undefined || body === null || typeof body !== "object") return invalid("Invalid JSON payload received.");
+  for (const field of Object.keys(body))
+    if (field !== "contents" && field !== "generateContentRequest")
+      return invalid(`Invalid JSON payload received. Unknown name "${field}": Cannot find field.`);
+  if (body.contents !== undefined && body.generateContentRequest !== undefined)
+    return invalid("contents and generateContentRequest are mutually exclusive: send one of them.");
+  let counted: Record<string, unknown>;
+  if (body.generateContentRequest !== undefined) {
+    const { model, ...generate } = body.generateContentRequest as Record<string, unknown>;
+    if (typeof model !== "string" || !/^models\/[^/]+$/.test(model))
+      return invalid("* GenerateContentRequest.model: unexpected model name format\n");
+    const problem = fieldRefusal(generate);
+    if (problem !== undefined) return problem;
+    counted = generate;
+  } else {
+    const problem = fieldRefusal({ contents: body.contents });
+    if (problem !== undefined) return problem;
+    counted = { contents: body.contents };
+  }
+  const { text, image } = countedTokens(counted);
+  const details = [{ modality: "TEXT", tokenCount: text }];
+  if (image > 0) details.push({ modality: "IMAGE", tokenCount: image });
+  return { kind: "json", body: { totalTokens: text + image, promptTokensDetails: details } };
+}
+
+/**
+ * The scripted Gemini tokenizer: o200k_base over every text, call (name and arguments), response, system instruction
+ * and tool declaration, and `IMAGE_TOKENS` an inline image.
+ */
+export function countedTokens(request: Record<string, unknown>): { text: number; image: number } {
+  const texts: string[] = [];
+  let image = 0;
+  const visit = (content: unknown) => {
+    const parts = ((content as { parts?: unknown } | null)?.parts ?? []) as Array<Record<string, unknown>>;
+    for (const part of parts) {
+      if (typeof part.text === "string") texts.push(part.text);
+      if (part.functionCall !== undefined) texts.push(JSON.stringify(part.functionCall));
+      if (part.functionResponse !== undefined) texts.push(JSON.stringify(part.functionResponse));
+      if (part.inlineData !== undefined || part.fileData !== undefined) image += IMAGE_TOKENS;
+    }
+  };
+  for (const content of (request.contents ?? []) as unknown[]) visit(content);
+  if (request.systemInstruction !== undefined) visit(request.systemInstruction);
+  if (request.tools !== undefined) texts.push(JSON.stringify(request.tools));
+  return { text: texts.length === 0 ? 0 : mockTokenCount(texts.join("\n")), image };
 }
 
 function noReply(): ScriptedReply {
@@ -114,15 +182,26 @@ function invalid(message: string): ScriptedReply {
   return { kind: "error", status: 400, body: geminiError(400, "INVALID_ARGUMENT", message) };
 }
 
+function keyRefusal(request: RecordedRequest, server: GeminiServer): ScriptedReply | undefined {
+  if (server.key === undefined || request.headers["x-goog-api-key"] === server.key) return undefined;
+  return {
+    kind: "error",
+    status: 400,
+    body: geminiError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."),
+  };
+}
+
 function refusal(request: RecordedRequest, server: GeminiServer): ScriptedReply | undefined {
-  if (server.key !== undefined && request.headers["x-goog-api-key"] !== server.key)
-    return {
-      kind: "error",
-      status: 400,
-      body: geminiError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."),
-    };
+  const key = keyRefusal(request, server);
+  if (key !== undefined) return key;
   const body = request.body as Record<string, unknown> | undefined;
   if (body === undefined || body === null || typeof body !== "object") return invalid("Invalid JSON payload received.");
+  const contents = Array.isArray(body.contents) ? (body.contents as Array<Record<string, unknown>>) : [];
+  return fieldRefusal(body) ?? signatures(contents);
+}
+
+/** A field the API does not define, anywhere it checks, or no contents. */
+function fieldRefusal(body: Record<string, unknown>): ScriptedReply | undefined {
   const unknown = (fields: Set<string>, object: unknown, at: string): ScriptedReply | undefined => {
     if (object === null || typeof object !== "object") return undefined;
     for (const key of Object.keys(object))
@@ -148,7 +227,7 @@ function refusal(request: RecordedRequest, server: GeminiServer): ScriptedReply 
     declarations(body, unknown);
   if (problem !== undefined) return problem;
   if (contents.length === 0) return invalid("* GenerateContentRequest.contents: contents is not specified");
-  return signatures(contents);
+  return undefined;
 }
 
 function declarations(

@@ -25,15 +25,26 @@ export const turnMarks = {
   geminiSignature: (index: number) => `gsig_scripted_turn_${index}`,
 };
 
+/**
+ * How a server of the API words its answer, where servers of one API differ; by default DeepSeek-style
+ * `reasoning_content` on Chat and usage of `100 + index` prompt tokens (nothing from a cache).
+ */
+export interface AnswerShape {
+  /** The answer's usage object, in the API's own shape, in place of the default (a caching server's counts). */
+  usage?: Json;
+  /** Chat: the field reasoning streams in (vLLM's `reasoning`), or none (api.openai.com sends no reasoning text). */
+  reasoningField?: "reasoning_content" | "reasoning" | "none";
+}
+
 /** The streamed answer for `turn` (the `index`-th of the conversation) in the API of `kind`. */
-export function turnFrames(kind: UpstreamKind, turn: ScriptedTurn, index: number): string[] {
+export function turnFrames(kind: UpstreamKind, turn: ScriptedTurn, index: number, shape: AnswerShape = {}): string[] {
   switch (kind) {
     case "openai":
-      return chatFrames(turn, index);
+      return chatFrames(turn, index, shape);
     case "anthropic":
-      return anthropicTurnFrames(turn, index);
+      return anthropicTurnFrames(turn, index, shape);
     case "openai-responses":
-      return responsesFrames(turn, index);
+      return responsesFrames(turn, index, shape);
     case "gemini":
       return geminiFrames(geminiAnswer(turn, index));
   }
@@ -63,7 +74,7 @@ export function toolResultCount(request: RecordedRequest): number {
   return count;
 }
 
-function chatFrames(turn: ScriptedTurn, index: number): string[] {
+function chatFrames(turn: ScriptedTurn, index: number, shape: AnswerShape): string[] {
   const chunk = (delta: Json, finish: string | null = null) => ({
     id: `chatcmpl-turn-${index}`,
     object: "chat.completion.chunk",
@@ -89,15 +100,26 @@ function chatFrames(turn: ScriptedTurn, index: number): string[] {
           chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(turn.call.args) } }] }),
           chunk({}, "tool_calls"),
         ];
+  const field = shape.reasoningField ?? "reasoning_content";
+  const reasoning =
+    field === "none"
+      ? [chunk({ role: "assistant", content: null })]
+      : [
+          chunk({ role: "assistant", content: null, [field]: turn.thought.slice(0, half) }),
+          chunk({ [field]: turn.thought.slice(half) }),
+        ];
   return openaiFrames([
-    chunk({ role: "assistant", content: null, reasoning_content: turn.thought.slice(0, half) }),
-    chunk({ reasoning_content: turn.thought.slice(half) }),
+    ...reasoning,
     ...answer,
-    { ...chunk({}), choices: [], usage: { prompt_tokens: 100 + index, completion_tokens: 20, total_tokens: 120 } },
+    {
+      ...chunk({}),
+      choices: [],
+      usage: shape.usage ?? { prompt_tokens: 100 + index, completion_tokens: 20, total_tokens: 120 },
+    },
   ]);
 }
 
-function anthropicTurnFrames(turn: ScriptedTurn, index: number): string[] {
+function anthropicTurnFrames(turn: ScriptedTurn, index: number, shape: AnswerShape): string[] {
   const events: Array<{ type: string } & Json> = [
     {
       type: "message_start",
@@ -109,7 +131,7 @@ function anthropicTurnFrames(turn: ScriptedTurn, index: number): string[] {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 100 + index, output_tokens: 1 },
+        usage: { ...(shape.usage ?? { input_tokens: 100 + index }), output_tokens: 1 },
       },
     },
     { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
@@ -154,7 +176,7 @@ function anthropicTurnFrames(turn: ScriptedTurn, index: number): string[] {
 }
 
 /** A Responses stream as OpenAI sends it: the reasoning item, then the call or the message, each added and done. */
-function responsesFrames(turn: ScriptedTurn, index: number): string[] {
+function responsesFrames(turn: ScriptedTurn, index: number, shape: AnswerShape): string[] {
   const reasoning = {
     id: `rs_turn_${index}`,
     type: "reasoning",
@@ -185,7 +207,10 @@ function responsesFrames(turn: ScriptedTurn, index: number): string[] {
     status,
     model: "scripted-model",
     output,
-    usage: status === "completed" ? { input_tokens: 100 + index, output_tokens: 20, total_tokens: 120 } : null,
+    usage:
+      status === "completed"
+        ? (shape.usage ?? { input_tokens: 100 + index, output_tokens: 20, total_tokens: 120 })
+        : null,
   });
   const events: Json[] = [{ type: "response.created", response: response("in_progress", []) }];
   const summary = reasoning.summary[0]!;

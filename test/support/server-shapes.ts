@@ -1,7 +1,9 @@
+import { mockTokenize, renderChatML } from "./mock-tokenizer.js";
+
 /**
  * Scripted model servers shaped like the real ones, for the recipes in docs/clients.md: each server's model list as
- * it answers `GET /models` (and its own info endpoints), its model ids and limits, what it answers for an unknown
- * model and for a request past its limits, and the field its reasoning comes in. Sources:
+ * it answers `GET /models` (and its own info endpoints, vLLM's `/tokenize`), its model ids and limits, what it answers
+ * for an unknown model and for a request past its limits, and the field its reasoning comes in. Sources:
  * test/fixtures/scripted/server-shapes.md.
  */
 
@@ -19,6 +21,12 @@ export interface ShapedError {
   contentType?: string;
 }
 
+/** An answer of one of a server's own endpoints: its status and JSON body. */
+export interface ShapedReply {
+  status: number;
+  body: unknown;
+}
+
 export type ReasoningField = "reasoning" | "reasoning_content" | "reasoning_details" | "think-tags";
 
 export interface ServerShape {
@@ -34,6 +42,8 @@ export interface ServerShape {
   modelList(): unknown;
   /** Any other endpoint (Ollama's /api/ps and /api/show, LM Studio's REST API), by method and path. */
   info?(method: string, path: string, body: unknown): unknown;
+  /** `POST /tokenize` at the server's root, answered or refused; absent: the server has none (404). */
+  tokenize?(body: unknown): ShapedReply;
   unknownModel(model: string): ShapedError;
   /** The error for a request past a limit, or undefined when the server takes it. */
   overLimit(model: ShapedModel, maxTokens: number | undefined, promptTokens: number): ShapedError | undefined;
@@ -65,6 +75,70 @@ function openaiError(status: number, message: string, type: string, extra: Recor
   return { status, body: { error: { message, type, param: null, code: status, ...extra } } };
 }
 
+/** What vLLM's `/tokenize` takes in its chat form (`TokenizeChatRequest`, vllm/entrypoints/serve/tokenize/protocol.py). */
+const VLLM_TOKENIZE_CHAT_FIELDS = new Set([
+  "model",
+  "messages",
+  "add_generation_prompt",
+  "return_token_strs",
+  "continue_final_message",
+  "add_special_tokens",
+  "chat_template",
+  "chat_template_kwargs",
+  "media_io_kwargs",
+  "mm_processor_kwargs",
+  "tools",
+]);
+const VLLM_TOKENIZE_PROMPT_FIELDS = new Set(["model", "prompt", "add_special_tokens", "return_token_strs"]);
+
+/** pydantic's 400 as vLLM words it, for the fields of a request it refuses. */
+function vllmValidationError(problems: Array<{ type: string; field: string; msg: string }>): ShapedError {
+  const listed = problems.map(
+    ({ type, field, msg }) => `{'type': '${type}', 'loc': ('body', '${field}'), 'msg': '${msg}'}`,
+  );
+  return openaiError(400, `[${listed.join(", ")}]`, "BadRequestError");
+}
+
+/**
+ * vLLM's `POST /tokenize`: the chat form renders the messages and tools through the model's template and counts
+ * them (`{count, max_model_len, tokens, token_strs}`), the prompt form counts the text; an unknown model is its 404,
+ * a field it does not take pydantic's 400 (as strict vLLM releases refuse it), both generation settings at once its
+ * own 400. The template and tokenizer are the scripted ones (`mock-tokenizer.ts`): a Qwen-style ChatML over
+ * o200k_base, the markers one token each.
+ */
+function vllmTokenize(shape: ServerShape, body: unknown): ShapedReply {
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    return vllmValidationError([
+      { type: "model_attributes_type", field: "", msg: "Input should be a valid dictionary" },
+    ]);
+  const request = body as Record<string, unknown>;
+  const chat = "messages" in request;
+  const fields = chat ? VLLM_TOKENIZE_CHAT_FIELDS : VLLM_TOKENIZE_PROMPT_FIELDS;
+  const extra = Object.keys(request).filter((field) => !fields.has(field));
+  if (extra.length > 0)
+    return vllmValidationError(
+      extra.map((field) => ({ type: "extra_forbidden", field, msg: "Extra inputs are not permitted" })),
+    );
+  const model = shape.models.find((candidate) => request.model === undefined || candidate.id === request.model);
+  if (model === undefined) return shape.unknownModel(String(request.model));
+  if (request.add_generation_prompt === true && request.continue_final_message === true)
+    return openaiError(
+      400,
+      "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+      "BadRequestError",
+    );
+  if (chat && !Array.isArray(request.messages))
+    return vllmValidationError([{ type: "list_type", field: "messages", msg: "Input should be a valid list" }]);
+  if (!chat && typeof request.prompt !== "string")
+    return vllmValidationError([{ type: "missing", field: "prompt", msg: "Field required" }]);
+  const text = chat ? renderChatML(request as Parameters<typeof renderChatML>[0]) : (request.prompt as string);
+  const tokens = mockTokenize(text);
+  return {
+    status: 200,
+    body: { count: tokens.length, max_model_len: model.contextWindow, tokens, token_strs: null },
+  };
+}
+
 export const VLLM: ServerShape = {
   name: "vllm",
   preset: "vllm",
@@ -93,6 +167,9 @@ export const VLLM: ServerShape = {
     },
   }),
   overLimit: vllmOverLimit,
+  tokenize(body) {
+    return vllmTokenize(this, body);
+  },
   reasoning: "reasoning",
 };
 

@@ -45,6 +45,12 @@ export async function startShapedUpstream(shape: ServerShape): Promise<ShapedUps
         ? { kind: "error", status: 404, body: "404 page not found", headers: { "content-type": "text/plain" } }
         : { kind: "json", body: listed };
     }
+    if (request.method === "POST" && path === "/tokenize" && shape.tokenize !== undefined) {
+      const reply = shape.tokenize(request.body);
+      return reply.status === 200
+        ? { kind: "json", body: reply.body }
+        : { kind: "error", status: reply.status, body: reply.body };
+    }
     const info = shape.info?.(request.method, path, request.body);
     return info === undefined ? undefined : { kind: "json", body: info };
   };

@@ -8,7 +8,7 @@ import { unwrapMessageSignatures, wrapAnswerSignatures } from "./signatures.js";
  * An Anthropic client on an Anthropic provider (invariant 8): blocks, signatures and unknown fields reach the
  * provider byte for byte, and its answer comes back as it came, only the model named as the client asked. A provider
  * whose signatures only it can take back (`signatureOwner`) gets its own out of their envelopes, and its answer's
- * signatures go to the client wrapped.
+ * signatures go to the client wrapped, whole answers as streams: in envelopes naming it and the key behind it.
  */
 export const anthropicPassthrough: SameFormatPassthrough = {
   request({ body, text, clientModel, upstreamModel, stored, repaired, signatureOwner }) {
@@ -38,9 +38,8 @@ export const anthropicPassthrough: SameFormatPassthrough = {
       lossy: history.lossy,
     };
   },
-  response: (body, clientModel, signatureOwner) => ({
-    ...(signatureOwner === undefined ? body : wrapAnswerSignatures(body, signatureOwner)),
+  response: (body, { clientModel, signatureOwner, binding }) => ({
+    ...(signatureOwner === undefined ? body : wrapAnswerSignatures(body, signatureOwner, binding)),
     model: clientModel,
   }),
-  countTokensUrl: (url) => url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1"),
 };

@@ -10,6 +10,8 @@ import {
   type ProviderSettings,
   type RepairTarget,
   SettingError,
+  type TokenCounter,
+  tokenCount,
   type UpstreamConnection,
   type UpstreamSide,
 } from "../adapter.js";
@@ -144,6 +146,7 @@ function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
       owner === undefined
         ? createAnthropicStreamDecoder()
         : wrapStreamSignatures(createAnthropicStreamDecoder(), owner),
+    tokenCounter: (clientApi) => anthropicTokenCounter(connection, clientApi),
     // Anthropic's Models API; its list reads as OpenAI's does (`data`), with `max_input_tokens` and `max_tokens`.
     discovery: {
       url: `${v1}/models`,
@@ -156,6 +159,34 @@ function connectAnthropic(provider: ProviderSettings): UpstreamConnection {
   };
   if (owner !== undefined) return { ...connection, signatureOwner: owner };
   return connection;
+}
+
+/** What `count_tokens` takes of a Messages request: any other field (`max_tokens`, `stream`) is refused. */
+const COUNT_TOKENS_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking"];
+
+/**
+ * `POST /v1/messages/count_tokens`, with the query and betas the client's messages would go with. An Anthropic
+ * client's own body goes as it came, only its model renamed (invariant 8); any other client's request as this
+ * connection writes it, cut to what the endpoint takes.
+ */
+function anthropicTokenCounter(connection: UpstreamConnection, clientApi: string): TokenCounter {
+  return {
+    endpoint: "POST /v1/messages/count_tokens",
+    async count({ request, clientBody, clientHeaders, clientQuery, post }) {
+      const target = connection.target(clientHeaders, false, clientQuery);
+      const url = target.url.replace(/\/messages(\?|$)/, "/messages/count_tokens$1");
+      let body: Record<string, unknown>;
+      if (clientApi === "anthropic") body = { ...clientBody, model: request.model };
+      else {
+        const encoded = connection.encodeRequest(request).value as Record<string, unknown>;
+        body = Object.fromEntries(
+          COUNT_TOKENS_FIELDS.filter((field) => field in encoded).map((field) => [field, encoded[field]]),
+        );
+      }
+      const answer = (await post(url, target.headers, body)) as { input_tokens?: unknown } | null;
+      return tokenCount(answer?.input_tokens);
+    },
+  };
 }
 
 /**

@@ -6,6 +6,10 @@ import type { OpenAIPresetName } from "./preset-names.js";
 export type { ReasoningMode } from "../adapter.js";
 export type { OpenAIPresetName } from "./preset-names.js";
 
+/** The servers' own token counts Parley knows how to ask for (`OpenAICompat.tokenCount`). */
+export const TOKEN_COUNT_ENDPOINTS = ["none", "llamacpp", "vllm"] as const;
+export type TokenCountEndpoint = (typeof TOKEN_COUNT_ENDPOINTS)[number];
+
 /** How a server is told to think. */
 export type ThinkingSwitch =
   | { type: "none" }
@@ -57,8 +61,12 @@ export interface OpenAICompat {
   requiresReasoningOnToolCallTurns: boolean;
   /** Send `stream_options.include_usage` so the last chunk carries usage. */
   streamUsage: boolean;
-  /** The server also counts an Anthropic request's tokens at `/v1/messages/count_tokens` (llama.cpp). */
-  anthropicCountTokens: boolean;
+  /**
+   * How the server counts a request's tokens through its own template and tokenizer (`token-count.ts`): `llamacpp`
+   * (Anthropic's `/v1/messages/count_tokens` for an Anthropic client, `/apply-template` then `/tokenize` for any
+   * other), `vllm` (`/tokenize` with the chat messages), or `none` (Parley estimates).
+   */
+  tokenCount: TokenCountEndpoint;
   /**
    * Fields beyond Chat Completions the server takes, at the top level or on a message: its own extensions by name,
    * or `any` for a server that ignores what it does not know (a client's fields of this API then all go; another
@@ -66,7 +74,23 @@ export interface OpenAICompat {
    * dropped and reported: strict servers answer 400 to it.
    */
   extraFields: readonly string[] | "any";
+  /**
+   * Chat Completions fields the server refuses (Google's OpenAI-compatible endpoint answers 400 `Unknown name
+   * "store": Cannot find field`): dropped and reported, as a client's or Parley's.
+   */
+  refusedFields: readonly string[];
+  /**
+   * Where the server reads and writes Gemini's thought signatures: `extra_content.google.thought_signature` (the
+   * Gemini API's OpenAI-compatible endpoint), `extra_content.vertex.thought_signature` (Vertex AI's), or `none` (a
+   * server not known to take them: only the signatures it gave itself go back to it, under `google`). See
+   * `thought-signatures.ts`.
+   */
+  thoughtSignatures: ThoughtSignatureKey | "none";
 }
+
+/** The `extra_content` keys Google's OpenAI-compatible endpoints carry thought signatures under. */
+export const THOUGHT_SIGNATURE_KEYS = ["google", "vertex"] as const;
+export type ThoughtSignatureKey = (typeof THOUGHT_SIGNATURE_KEYS)[number];
 
 /**
  * vLLM's sampling and template parameters beyond OpenAI's (docs.vllm.ai, OpenAI-compatible server, "Extra
@@ -118,9 +142,25 @@ const base: Omit<OpenAICompat, "id"> = {
   maxTokensField: "max_tokens",
   requiresReasoningOnToolCallTurns: false,
   streamUsage: true,
-  anthropicCountTokens: false,
+  tokenCount: "none",
   extraFields: [],
+  refusedFields: [],
+  thoughtSignatures: "none",
 };
+
+/**
+ * What Google's OpenAI-compatible endpoints refuse among Chat Completions' fields, from the 400s they answer (`Invalid
+ * JSON payload received. Unknown name "store": Cannot find field.`, and the same for `metadata` and
+ * `prompt_cache_key`, reported by users of the OpenAI SDKs: Routstr/routstr-core#505, ed-donner/agents#45,
+ * leookun/cursor-byok#112).
+ */
+const GOOGLE_REFUSED_FIELDS = ["store", "metadata", "prompt_cache_key"];
+
+/**
+ * Google's own fields there: `extra_body` (`{google: {thinking_config, cached_content}}`, as its docs have the
+ * OpenAI SDKs send it) and a message's `extra_content`.
+ */
+const GOOGLE_FIELDS = ["extra_body", "extra_content"];
 
 /** Values from the protocol notes, sections C (reasoning) and B (OpenAI rules); the source is named per preset. */
 const PRESET_TABLE = {
@@ -134,15 +174,22 @@ const PRESET_TABLE = {
     thinkingSwitch: { type: "chat_template_kwargs" },
     extraFields: [...VLLM_FIELDS, "nvext"],
   },
-  /** vLLM renamed `reasoning_content` to `reasoning` (PR #27752) and its interleaved-thinking example sends `reasoning`. */
+  /**
+   * vLLM renamed `reasoning_content` to `reasoning` (PR #27752) and its interleaved-thinking example sends `reasoning`.
+   * It tokenizes chat messages through the model's template at `/tokenize`, beside `/v1`.
+   */
   vllm: {
     id: "vllm",
     ...base,
     reasoningMode: "reasoning",
     thinkingSwitch: { type: "chat_template_kwargs" },
+    tokenCount: "vllm",
     extraFields: VLLM_FIELDS,
   },
-  /** SGLang `--reasoning-parser`: `reasoning_content`; Qwen3 `enable_thinking`. */
+  /**
+   * SGLang `--reasoning-parser`: `reasoning_content`; Qwen3 `enable_thinking`. Its `/tokenize` takes a prompt, not
+   * chat messages, and it has no template endpoint: its counts are estimated.
+   */
   sglang: {
     id: "sglang",
     ...base,
@@ -154,7 +201,8 @@ const PRESET_TABLE = {
    * llama-server `--reasoning-format deepseek` reads `reasoning_content`; images depend on the model. It reads the
    * fields it knows (many samplers of its own) and ignores the rest. Thinking is switched per request by the chat
    * template's `enable_thinking` and bounded by `thinking_budget_tokens`; `tool_choice` must be a string. It counts
-   * tokens through its own template at Anthropic's `/v1/messages/count_tokens`.
+   * tokens through its own template: an Anthropic request at Anthropic's `/v1/messages/count_tokens`, any other
+   * rendered at `/apply-template` and counted at `/tokenize`.
    */
   llamacpp: {
     id: "llamacpp",
@@ -162,7 +210,7 @@ const PRESET_TABLE = {
     reasoningMode: "reasoning_content",
     thinkingSwitch: { type: "chat_template_kwargs", budgetField: "thinking_budget_tokens" },
     namedToolChoice: "required",
-    anthropicCountTokens: true,
+    tokenCount: "llamacpp",
     extraFields: "any",
   },
   /** Ollama's OpenAI endpoint answers with `reasoning`; the native `think` switch is accepted there too; unknown fields are ignored. */
@@ -247,9 +295,47 @@ const PRESET_TABLE = {
     maxTokensField: "max_completion_tokens",
     promptCacheKey: true,
   },
+  /**
+   * The Gemini API's OpenAI-compatible endpoint (`https://generativelanguage.googleapis.com/v1beta/openai`): thought
+   * signatures in `extra_content.google` on tool calls and on the message, and Gemini 3 answers 400 for a current
+   * turn's call without one; thinking switched by `reasoning_effort` (its thinking level); no reasoning text to send
+   * back (its thoughts stay behind their signatures); a field it does not know is a 400.
+   */
+  "gemini-openai": {
+    id: "gemini-openai",
+    ...base,
+    thinkingSwitch: { type: "reasoning_effort" },
+    extraFields: GOOGLE_FIELDS,
+    refusedFields: GOOGLE_REFUSED_FIELDS,
+    thoughtSignatures: "google",
+  },
+  /**
+   * Vertex AI's OpenAI-compatible endpoint (`https://{location}-aiplatform.googleapis.com/v1/projects/{project}/
+   * locations/{location}/endpoints/openapi`, an access token as the key): as the Gemini API's, its signatures under
+   * `extra_content.vertex`, and its own (Vertex AI signs apart from the Gemini API).
+   */
+  "vertex-openai": {
+    id: "vertex-openai",
+    ...base,
+    thinkingSwitch: { type: "reasoning_effort" },
+    extraFields: GOOGLE_FIELDS,
+    refusedFields: GOOGLE_REFUSED_FIELDS,
+    thoughtSignatures: "vertex",
+  },
 } satisfies Record<OpenAIPresetName, OpenAICompat>;
 
 export const PRESETS: Readonly<Record<string, OpenAICompat>> = PRESET_TABLE;
+
+/**
+ * Servers told by their URL's host and path (a host serving other APIs beside Chat Completions): Google's
+ * OpenAI-compatible endpoints, `generativelanguage.googleapis.com/v1beta/openai` and Vertex AI's
+ * `{location-}aiplatform.googleapis.com/.../endpoints/openapi` (ai.google.dev/gemini-api/docs/openai; Vertex AI,
+ * "Call Vertex AI models by using the OpenAI library").
+ */
+const urlRules: Array<[RegExp, string]> = [
+  [/^generativelanguage\.googleapis\.com\/v1(?:beta|alpha)?\/openai(?:\/|$)/, "gemini-openai"],
+  [/^(?:[a-z0-9-]+-)?aiplatform\.googleapis\.com\/.*\/endpoints\/openapi(?:\/|$)/, "vertex-openai"],
+];
 
 const hostRules: Array<[RegExp, string]> = [
   [/integrate\.api\.nvidia\.com/, "nvidia-nim"],
@@ -289,13 +375,16 @@ export function presetFromOwners(owners: readonly string[]): string | undefined 
 export function detectPreset(baseUrl: string): OpenAICompat {
   let host = baseUrl;
   let port = "";
+  let path = "";
   try {
     const url = new URL(baseUrl);
     host = url.hostname;
     port = url.port;
+    path = url.pathname;
   } catch {
     // Not a URL: match the text as given.
   }
+  for (const [pattern, id] of urlRules) if (pattern.test(host + path)) return presetOrGeneric(id);
   for (const [pattern, id] of hostRules) if (pattern.test(host)) return presetOrGeneric(id);
   for (const [wanted, id] of portRules) if (port === wanted) return presetOrGeneric(id);
   return presetOrGeneric("generic");

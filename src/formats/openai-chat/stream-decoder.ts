@@ -1,9 +1,13 @@
 import {
   encodeOriginSignature,
   type IncrementalDecoder,
+  NEXT_TEXT,
+  promptUsage,
   type ReasoningField,
   type ReasoningOrigin,
+  type SignatureCarrier,
   type StreamEvent,
+  signaturePart,
   type ToolDefinition,
 } from "../../core/index.js";
 import type { SseMessage } from "../../stream/sse.js";
@@ -16,6 +20,7 @@ import { createThinkTagParser, type ThinkSegmentSink, type ThinkTagParser } from
 import { streamErrorFromOpenAI } from "./map-error.js";
 import { answerStopReason } from "./map-finish-reason.js";
 import { mergeReasoningDetails, reasoningDetailsText } from "./reasoning-details.js";
+import { readExtraContent } from "./thought-signatures.js";
 import { usageFromOpenAI } from "./usage.js";
 import type {
   OpenAIChatChunk,
@@ -64,6 +69,11 @@ interface ToolSlot {
   state: "live" | "held" | "done";
   /** The live call's arguments so far (to see whether they are whole), or the held call's fragments. */
   fragments: string[];
+  /**
+   * Its thought signature (`extra_content`, Google's endpoints) not sent yet: it goes right before the call's block,
+   * or, come after the block opened, right after it.
+   */
+  signature?: string;
 }
 
 type TextToolParser = ReturnType<typeof createTextToolCallParser>;
@@ -117,7 +127,14 @@ class ChunkDecoder implements OpenAIChunkDecoder {
   private pendingDetails: OpenAIReasoningDetail[] = [];
   private thinkParser: ThinkTagParser | undefined;
   private toolParser: TextToolParser | undefined;
+  /** Calls by their wire index (or, without one, their place in the delta), by id, and the last one opened. */
   private readonly toolSlots = new Map<number, ToolSlot>();
+  private readonly slotsById = new Map<string, ToolSlot>();
+  private lastSlot: ToolSlot | undefined;
+  /** Whether a text block was opened: a message-level thought signature after it rode on it. */
+  private textSeen = false;
+  /** Thought signature blocks so far (an answer of whitespace and signatures is still that whitespace). */
+  private signatureCount = 0;
   /** Calls waiting, in the order they started, for the blocks before them to close. */
   private heldTools: ToolSlot[] = [];
   private toolCount = 0;
@@ -175,23 +192,60 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     return this.take();
   }
 
+  /**
+   * The start carries the prompt's counts when the server gave them already (usage on every chunk, the first
+   * included, as vLLM's continuous usage and some hosted servers send it); most give usage only in the last chunk,
+   * and the start none.
+   */
   private start(): void {
     if (this.started) return;
     this.started = true;
-    this.out.push({ type: "message-start", id: this.id, model: this.model });
+    const usage = this.usage === undefined ? undefined : promptUsage(usageFromOpenAI(this.usage));
+    this.out.push(
+      usage === undefined
+        ? { type: "message-start", id: this.id, model: this.model }
+        : { type: "message-start", id: this.id, model: this.model, usage },
+    );
   }
 
   private delta(delta: OpenAIDelta): void {
     this.reasoning(delta);
     const content = delta.content;
+    // A message's thought signature (Google's endpoints): on the delta that opens the text, it stands before the text
+    // (a whole answer's is such); later (a signature-only last delta), after what came.
+    const signature = delta.extra_content === undefined ? undefined : readExtraContent(delta.extra_content).signature;
+    const opensText =
+      signature !== undefined && this.open?.kind !== "text" && typeof content === "string" && content !== "";
+    if (opensText) this.thoughtSignature(signature, NEXT_TEXT);
     if (typeof content === "string") this.content(content);
     else if (Array.isArray(content)) for (const part of content) this.contentPart(part);
     if (typeof delta.refusal === "string") this.appendText(delta.refusal);
+    if (signature !== undefined && !opensText) {
+      this.flushParsers();
+      this.releaseHeldTools();
+      this.thoughtSignature(signature, this.textSeen ? "text" : "own-part");
+    }
     if (Array.isArray(delta.tool_calls)) {
+      const several = delta.tool_calls.length > 1;
       delta.tool_calls.forEach((call, position) => {
-        this.toolCallDelta(call, position);
+        this.toolCallDelta(call, position, several);
       });
     }
+  }
+
+  /** A thought signature as the empty thinking block that carries it (`src/core/thought-signatures.ts`). */
+  private thoughtSignature(value: string, carrier: SignatureCarrier): void {
+    this.flushPendingDetails();
+    this.closeBlock();
+    const { signature, ...start } = signaturePart(value, this.options.provider, carrier);
+    // whitespace held for a text keeps waiting for it: the text a signature stands before begins with it
+    const index = this.nextIndex++;
+    this.signatureCount++;
+    this.out.push(
+      { type: "block-start", index, part: start },
+      { type: "signature", index, signature: signature! },
+      { type: "block-end", index },
+    );
   }
 
   /** One reasoning text per delta: `reasoning_content`, else `reasoning`, else the details' text (never two). */
@@ -307,6 +361,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
       }
       const index = this.nextIndex++;
       this.open = { kind: "text", index };
+      this.textSeen = true;
       this.out.push({ type: "block-start", index, part: { type: "text", text: "" } });
       text = this.heldWhitespace + text;
       this.heldWhitespace = "";
@@ -342,20 +397,25 @@ class ChunkDecoder implements OpenAIChunkDecoder {
 
   /**
    * Calls are keyed by `index` and `id`: a new id at a used index is a new call (Ollama numbers every call
-   * of a parallel batch 0). The id comes from a call's first delta, the name from the first that has one.
+   * of a parallel batch 0). The id comes from a call's first delta, the name from the first that has one. A call's
+   * thought signature (`extra_content`) stands right before it.
    */
-  private toolCallDelta(call: OpenAIToolCallDelta, position: number): void {
+  private toolCallDelta(call: OpenAIToolCallDelta, position: number, several: boolean): void {
     if (call === null || typeof call !== "object") return;
     const wireIndex = typeof call.index === "number" ? call.index : position;
     const id = typeof call.id === "string" && call.id !== "" ? call.id : undefined;
     const name = typeof call.function?.name === "string" ? call.function.name : "";
-    let slot = this.toolSlots.get(wireIndex);
-    if (slot === undefined || (id !== undefined && id !== slot.id)) {
+    const signature = call.extra_content === undefined ? undefined : readExtraContent(call.extra_content).signature;
+    let slot = this.continuedCall(call, wireIndex, id, name, several);
+    if (slot === undefined) {
       this.flushParsers();
       this.flushPendingDetails();
       slot = { id: id ?? `call_${this.toolCount}`, name, state: "held", fragments: [] };
+      if (signature !== undefined) slot.signature = signature;
       this.toolCount++;
       this.toolSlots.set(wireIndex, slot);
+      this.slotsById.set(slot.id, slot);
+      this.lastSlot = slot;
       const live = this.open?.kind === "tool" ? this.open.slot : undefined;
       if (name === "" || this.heldTools.length > 0 || (live !== undefined && !isWholeJson(live.fragments))) {
         this.heldTools.push(slot);
@@ -363,8 +423,9 @@ class ChunkDecoder implements OpenAIChunkDecoder {
         this.closeBlock();
         this.openToolBlock(slot);
       }
-    } else if (slot.name === "" && name !== "") {
-      slot.name = name;
+    } else {
+      if (slot.name === "" && name !== "") slot.name = name;
+      if (signature !== undefined) this.lateSignature(slot, signature);
     }
     const fragment = call.function?.arguments;
     if (typeof fragment !== "string" || fragment === "") return;
@@ -377,7 +438,39 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     // whole when other content came) has nowhere to go in a stream of blocks; servers do not send one.
   }
 
+  /**
+   * The call a delta goes on with, or undefined for a new one. With an `index`, the call there unless the delta names
+   * another id. Without (Google's endpoints send each call whole, with no index): a delta of several calls by their
+   * places, as before; one call alone goes on with the call of its id, or, with no id, with the last call, unless it
+   * names a function when the last already has one (then it is the next call).
+   */
+  private continuedCall(
+    call: OpenAIToolCallDelta,
+    wireIndex: number,
+    id: string | undefined,
+    name: string,
+    several: boolean,
+  ): ToolSlot | undefined {
+    if (typeof call.index === "number" || several) {
+      const slot = this.toolSlots.get(wireIndex);
+      return slot === undefined || (id !== undefined && id !== slot.id) ? undefined : slot;
+    }
+    if (id !== undefined) return this.slotsById.get(id);
+    const last = this.lastSlot;
+    return last === undefined || (name !== "" && last.name !== "") ? undefined : last;
+  }
+
+  /** A signature for a call already under way: held, it goes before it still; sent, it follows its block. */
+  private lateSignature(slot: ToolSlot, signature: string): void {
+    if (slot.state === "held" || (this.open?.kind === "tool" && this.open.slot === slot)) {
+      slot.signature ??= signature;
+      return;
+    }
+    this.thoughtSignature(signature, { call: slot.id });
+  }
+
   private openToolBlock(slot: ToolSlot): void {
+    this.sendSignature(slot);
     const index = this.nextOtherBlock();
     slot.state = "live";
     this.open = { kind: "tool", index, slot };
@@ -392,9 +485,18 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     this.heldTools = [];
     for (const slot of held) {
       slot.state = "done";
+      this.sendSignature(slot);
       this.wholeToolCall(slot.id, slot.name, slot.fragments.join(""));
       slot.fragments = [];
     }
+  }
+
+  /** A call's signature not sent yet, if it came, as a block of its own (right before the call's, where it can). */
+  private sendSignature(slot: ToolSlot): void {
+    const signature = slot.signature;
+    if (signature === undefined) return;
+    delete slot.signature;
+    this.thoughtSignature(signature, { call: slot.id });
   }
 
   private wholeToolCall(id: string, name: string, json: string): void {
@@ -426,7 +528,7 @@ class ChunkDecoder implements OpenAIChunkDecoder {
     this.flushPendingDetails();
     this.releaseHeldTools();
     this.closeBlock();
-    if (this.heldWhitespace !== "" && this.nextIndex === 0) {
+    if (this.heldWhitespace !== "" && this.nextIndex === this.signatureCount) {
       // Whitespace is all the answer said: it is the answer.
       const index = this.nextIndex++;
       this.out.push({ type: "block-start", index, part: { type: "text", text: "" } });
@@ -461,6 +563,8 @@ class ChunkDecoder implements OpenAIChunkDecoder {
       this.out.push({ type: "signature", index: open.index, signature });
     }
     this.out.push({ type: "block-end", index: open.index });
+    // A call's signature that came once its block was open follows it.
+    if (open.kind === "tool") this.sendSignature(open.slot);
   }
 
   private take(): StreamEvent[] {

@@ -1,4 +1,4 @@
-import { type ConversationRequest, InvalidRequestError, type LossyEntry } from "../../core/index.js";
+import { type ConversationRequest, type Converted, InvalidRequestError, type LossyEntry } from "../../core/index.js";
 import {
   type ClientForwarding,
   type NotAnAnswer,
@@ -9,12 +9,20 @@ import {
   type UpstreamSide,
 } from "../adapter.js";
 import { bearerDiscovery, bearerTarget } from "../forwarded.js";
-import { type OpenAICompat, PRESETS, presetFromOwners, resolveCompat } from "./compat.js";
+import {
+  type OpenAICompat,
+  PRESETS,
+  presetFromOwners,
+  resolveCompat,
+  THOUGHT_SIGNATURE_KEYS,
+  TOKEN_COUNT_ENDPOINTS,
+} from "./compat.js";
 import { coreToOpenAIRequest } from "./from-core.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
 import { limitsProviderKey, publishedLimits } from "./model-limits.js";
 import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 import { openaiResponseToCore } from "./to-core.js";
+import { chatTokenCounter } from "./token-count.js";
 import type { OpenAIChatResponse } from "./wire-types.js";
 
 /** What a Chat Completions API refuses in a history, for a provider with these quirks. */
@@ -101,32 +109,34 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
     if (compat.textToolCallFormat !== undefined) options.textToolCalls = compat.textToolCallFormat;
     return options;
   };
+  const target = bearerTarget(provider, endpoint, OPENAI_FORWARDED);
+  const encodeRequest = (request: ConversationRequest): Converted<unknown> => {
+    // Without a preset (named or known from the URL) or a setting, the mode is no one's choice: a client's
+    // reasoning field goes as it came.
+    const asItCame = provider.reasoning === undefined && provider.preset === undefined && compat.id === "generic";
+    const converted = coreToOpenAIRequest(request, {
+      reasoning,
+      compat,
+      provider: provider.name,
+      ...(asItCame ? { reasoningAsItCame: true } : {}),
+    });
+    const body = converted.value as unknown as Record<string, unknown>;
+    if (request.stream && body.stream_options === undefined && compat.streamUsage !== false) {
+      // Usage arrives only when asked for; clients' context meters depend on it.
+      body.stream_options = { include_usage: true };
+    }
+    return converted;
+  };
   return {
     endpoint,
     get repairTarget() {
       return openaiRepairTarget(compat, provider.name);
     },
-    target: bearerTarget(provider, endpoint, OPENAI_FORWARDED),
+    target,
     get takesCacheKey() {
       return compat.promptCacheKey;
     },
-    encodeRequest(request) {
-      // Without a preset (named or known from the URL) or a setting, the mode is no one's choice: a client's
-      // reasoning field goes as it came.
-      const asItCame = provider.reasoning === undefined && provider.preset === undefined && compat.id === "generic";
-      const converted = coreToOpenAIRequest(request, {
-        reasoning,
-        compat,
-        provider: provider.name,
-        ...(asItCame ? { reasoningAsItCame: true } : {}),
-      });
-      const body = converted.value as unknown as Record<string, unknown>;
-      if (request.stream && body.stream_options === undefined && compat.streamUsage !== false) {
-        // Usage arrives only when asked for; clients' context meters depend on it.
-        body.stream_options = { include_usage: true };
-      }
-      return converted;
-    },
+    encodeRequest,
     decodeResponse: (body, request) => openaiResponseToCore(body as OpenAIChatResponse, decodeOptions(request)),
     streamDecoder: (request) => createOpenAIStreamDecoder(decodeOptions(request)),
     wholeAnswerAsStream,
@@ -141,9 +151,8 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
       ...(compat.maxTokensCap === undefined ? {} : { maxTokensCap: compat.maxTokensCap }),
     },
     discovery: bearerDiscovery(provider),
-    countTokensUrlFor(clientApi) {
-      if (clientApi !== "anthropic" || !compat.anthropicCountTokens) return undefined;
-      return `${new URL(provider.baseUrl).origin}/v1/messages/count_tokens`;
+    tokenCounter(clientApi) {
+      return chatTokenCounter(compat.tokenCount, { target, encodeRequest }, provider.baseUrl, clientApi);
     },
     recogniseServer(owners) {
       if (provider.preset !== undefined) return;
@@ -164,6 +173,19 @@ export function compatOf(provider: ProviderSettings): OpenAICompat {
   for (const key of Object.keys(provider.compat)) {
     if (!COMPAT_KEYS.has(key)) throw new SettingError(`compat.${key}`, "unknown setting");
   }
+  const signatures = provider.compat.thoughtSignatures;
+  if (
+    signatures !== undefined &&
+    signatures !== "none" &&
+    !(THOUGHT_SIGNATURE_KEYS as readonly unknown[]).includes(signatures)
+  )
+    throw new SettingError(
+      "compat.thoughtSignatures",
+      `must be one of ${[...THOUGHT_SIGNATURE_KEYS, "none"].join(", ")}`,
+    );
+  const counting = provider.compat.tokenCount;
+  if (counting !== undefined && !(TOKEN_COUNT_ENDPOINTS as readonly unknown[]).includes(counting))
+    throw new SettingError("compat.tokenCount", `must be one of ${TOKEN_COUNT_ENDPOINTS.join(", ")}`);
   try {
     return resolveCompat(provider.preset, provider.baseUrl, provider.compat as Partial<OpenAICompat>);
   } catch (error) {

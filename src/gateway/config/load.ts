@@ -48,6 +48,14 @@ export const DEFAULTS = {
 };
 
 /**
+ * A provider's own token count is waited for this long before Parley estimates instead: a count is a template and
+ * a tokenizer pass, no model run (the test llama.cpp server counts Claude Code's first request, 27 KB and 4,861 tokens,
+ * in 70 to 180 ms), and the client asking is waiting on it before it sends anything, so a slow count is worth less than
+ * an estimate now.
+ */
+const DEFAULT_COUNT_TOKENS_MS = 2_000;
+
+/**
  * Merges flags > environment > file > defaults and validates the result; throws `ConfigError` naming the key.
  * Upstream flags (`--upstream`...) describe the default provider: they build it when the file names none, and
  * override its fields when it does.
@@ -182,6 +190,7 @@ export function buildConfig(
       ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
       ...(provider.limits === undefined ? {} : { limits: definedLimits(provider.limits) }),
       discover: provider.discover ?? true,
+      ...(provider.compacts === undefined ? {} : { compacts: provider.compacts }),
     };
   }
   const defaultProvider = file.defaultProvider ?? names[0] ?? "default";
@@ -252,6 +261,7 @@ export function buildConfig(
       firstEventHoldMs: file.timeouts?.firstEventHoldMs ?? 10_000,
       answerMs: file.timeouts?.answerMs ?? 600_000,
       storeMs: file.timeouts?.storeMs ?? DEFAULT_STORE_DEADLINE_MS,
+      countTokensMs: file.timeouts?.countTokensMs ?? DEFAULT_COUNT_TOKENS_MS,
     },
     retries: {
       maxAttempts: file.retries?.maxAttempts ?? 3,

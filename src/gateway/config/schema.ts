@@ -64,6 +64,11 @@ const providerSchema = strictObject({
   ),
   /** Ask the provider which models it serves (`GET /models`); default true. */
   discover: optional(boolean()),
+  /**
+   * An `openai-responses` provider compacts a conversation itself (Codex's `compaction_trigger`,
+   * `POST /responses/compact`); default true. False: Parley compacts for it, as for any other API.
+   */
+  compacts: optional(boolean()),
 });
 
 const routeSchema = strictObject({
@@ -113,6 +118,8 @@ export const fileConfigSchema = strictObject({
       answerMs: optional(int().check(positive())),
       /** The longest one call to the store may take before its request gets a 503. */
       storeMs: optional(int().check(positive())),
+      /** How long a provider's own token count is waited for before Parley estimates instead. */
+      countTokensMs: optional(int().check(positive())),
     }),
   ),
   retries: optional(

@@ -21,6 +21,8 @@ export interface ProviderConfig {
   limits?: { contextWindow?: number; maxOutputTokens?: number };
   /** Whether the provider is asked which models it serves (`GET /models`). */
   discover: boolean;
+  /** Whether an `openai-responses` provider compacts conversations itself; absent: its API's default. */
+  compacts?: boolean;
   /** Built from the `--upstream` flags (messages then name the flags, not file keys). */
   fromFlags?: boolean;
 }
@@ -56,6 +58,8 @@ export interface GatewayConfig {
     firstEventHoldMs: number;
     answerMs: number;
     storeMs: number;
+    /** A provider's own token count (`count_tokens`), asked with this deadline; past it, Parley estimates. */
+    countTokensMs: number;
   };
   retries: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
   traces: { enabled: boolean; maxAgeDays?: number; maxCount?: number; maxBytes?: number; maxBodyBytes: number };

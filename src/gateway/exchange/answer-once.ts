@@ -6,6 +6,7 @@ import { compactedAnswer } from "./compaction.js";
 import { appendCapped, checkAnswer, checkAnswerDepth, type Exchange, withInputEstimate } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
 import { boundAnswer } from "./reasoning-binding.js";
+import { recordUsage } from "./record-usage.js";
 
 /**
  * A non-streamed answer: one upstream call, one conversion, one write. `beforeSend` (a stateful turn storing the
@@ -22,7 +23,8 @@ export async function answerOnce(
   const { provider, request } = exchange;
   const target = provider.connection.target(ctx.req.headers, false, exchange.query, exchange.upstreamModel);
   const response = await state.upstream.postWhole({
-    url: target.url,
+    // the provider's own compaction endpoint, for a client's call to its API's
+    url: exchange.plan.url ?? target.url,
     headers: target.headers,
     body: exchange.bodyText,
     cancel: ctx.clientGone,
@@ -45,8 +47,14 @@ export async function answerOnce(
   const responseLossy = [...converted.lossy];
   const passthrough = exchange.passthrough;
   if (passthrough !== undefined) {
-    // Same API both sides: the upstream's answer goes back as it came.
-    body = passthrough.response(json, request.clientModel, provider.connection.signatureOwner, request.answerId);
+    // Same API both sides: the upstream's answer goes back as it came; among several providers of the API, its
+    // reasoning in envelopes naming the provider and the key behind it, as a stream's (`bindingDecoder`).
+    const owner = provider.connection.signatureOwner;
+    body = passthrough.response(json, {
+      clientModel: request.clientModel,
+      ...(owner === undefined ? {} : { signatureOwner: owner, binding: provider.binding }),
+      ...(request.answerId === undefined ? {} : { answerId: request.answerId }),
+    });
   } else {
     const encoded = request.format.client.encodeResponse(core, encodeOptions(request));
     body = encoded.value;
@@ -60,10 +68,7 @@ export async function answerOnce(
   }
   const bodyText = JSON.stringify(body);
   exchange.trace.clientResponse = appendCapped("", bodyText, state.config.traces.maxBodyBytes);
-  ctx.log.inputTokens = core.usage.inputTokens;
-  ctx.log.outputTokens = core.usage.outputTokens;
-  state.metrics.tokens.inc({ direction: "input", provider: provider.config.name }, core.usage.inputTokens);
-  state.metrics.tokens.inc({ direction: "output", provider: provider.config.name }, core.usage.outputTokens);
+  recordUsage(ctx, state, exchange, core.usage);
   if (beforeSend !== undefined) await beforeSend(core);
   ctx.res.writeHead(200, {
     ...headers,

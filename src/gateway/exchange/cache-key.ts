@@ -34,7 +34,8 @@ function keyOf(kind: string, value: string): string {
   return `parley-${createHash("sha256").update(`${kind}:${value}`).digest("hex").slice(0, 40)}`;
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+/** A header's first value, trimmed; undefined when absent or empty. */
+export function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   return text === undefined || text === "" ? undefined : text;

@@ -9,6 +9,7 @@ import {
   type Usage,
 } from "../../core/index.js";
 import type { FormatAdapter, SameFormatPassthrough } from "../../formats/adapter.js";
+import type { RouteTaken } from "../../store/traces/trace-store.js";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "../../text/json-depth.js";
 import { redactSecrets } from "../../upstream/index.js";
 import type { LossyHeaderEntry } from "../lossy-header.js";
@@ -44,13 +45,22 @@ export interface Exchange {
     /** A streamed answer's pieces: offset in the traced text and ms since the request, flat pairs. */
     arrivals?: { upstreamResponse: number[]; clientResponse: number[] };
     status?: number;
+    /** The answer's usage as the client got it (`recordUsage`). */
+    usage?: Usage;
   };
+  /** Where the conversation's previous answered turn went, when this one goes elsewhere (`route-switch.ts`). */
+  switchedFrom?: RouteTaken;
 }
 
-/** Fills input tokens from the estimate when the upstream reported none (never replaces a real count). */
+/**
+ * Fills input tokens from the estimate when the upstream reported none (never replaces a real count). A count of
+ * cache reads or writes is a real count: the first turn of a cached session is all written to the cache, and
+ * Anthropic reports its `input_tokens` (what follows the last breakpoint) as 0.
+ */
 export function withInputEstimate(usage: Partial<Usage> | undefined, exchange: Exchange): Partial<Usage> {
-  const reported = usage?.inputTokens ?? 0;
-  if (reported > 0 || (usage?.cacheReadInputTokens ?? 0) > 0) return usage ?? {};
+  const reported =
+    (usage?.inputTokens ?? 0) + (usage?.cacheReadInputTokens ?? 0) + (usage?.cacheCreationInputTokens ?? 0);
+  if (reported > 0) return usage ?? {};
   return { ...usage, inputTokens: exchange.estimateInputTokens() };
 }
 

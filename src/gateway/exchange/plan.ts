@@ -30,8 +30,15 @@ export interface ClientRequest {
   state?: AnswerState;
   /** The conversation's prompt-cache key (`ConversationRequest.cacheKey`), the same on each of its turns. */
   cacheKey?: string;
+  /** The conversation's start (`conversationStart`), when `core` no longer holds the history (read off the loop). */
+  conversationStart?: string;
   /** Set when the request was read on a prepare thread, which holds its history and plans it (`off-loop/`). */
   prepared?: PreparedRequest;
+  /**
+   * The client called its API's compaction endpoint (`POST /v1/responses/compact`), not its answer endpoint: the
+   * answer is that endpoint's object, and a provider of the same API with such an endpoint is called at it.
+   */
+  endpoint?: "compact";
 }
 
 /** What the client's encoder needs beside the answer: the request (its tools, its settings), the id, the state. */
@@ -40,6 +47,7 @@ export function encodeOptions(request: ClientRequest): ClientEncodeOptions {
   if (request.answerId !== undefined) options.answerId = request.answerId;
   if (request.createdAt !== undefined) options.createdAt = request.createdAt;
   if (request.state !== undefined) options.state = request.state;
+  if (request.endpoint === "compact") options.compaction = true;
   return options;
 }
 
@@ -51,6 +59,8 @@ export interface UpstreamPlan {
   repair: RepairEntry[];
   /** Set when Parley compacts the conversation itself: the body asks for a summary, the answer is written so. */
   compaction?: CompactionPlan;
+  /** Where the body goes when not to the provider's endpoint: its compaction endpoint (`compactEndpoint`). */
+  url?: string;
 }
 
 /**
@@ -78,6 +88,8 @@ export function planUpstream(
     throw new InvalidRequestError("every message is empty: nothing is left to send once they are removed", "messages");
   const passthrough = compaction === undefined ? sameApiPassthrough(request.format, provider) : undefined;
   if (passthrough !== undefined && request.raw !== undefined && request.rawText !== undefined) {
+    // The client's compaction endpoint, to a provider that has one: the request goes there, as it came.
+    const url = request.endpoint === "compact" ? connection.compactEndpoint : undefined;
     const planned = passthrough.request({
       body: request.raw,
       text: request.rawText,
@@ -89,9 +101,11 @@ export function planUpstream(
       ...(core.compact === true ? { compact: true } : {}),
       ...(request.cacheKey === undefined ? {} : { cacheKey: request.cacheKey }),
       provider: provider.config.name,
+      ...(url === undefined ? {} : { endpoint: "compact" as const }),
     });
     const plan: UpstreamPlan = { body: planned.value, lossy: planned.lossy, repair: repaired.report };
     if (planned.bodyText !== undefined) plan.bodyText = planned.bodyText;
+    if (url !== undefined) plan.url = url;
     return plan;
   }
   const converted = connection.encodeRequest({
@@ -108,8 +122,8 @@ export function planUpstream(
 
 /**
  * The one place that asks whether a client and its provider speak the same API: then, where the API has a
- * passthrough, the client's own bytes go on (only the model renamed), its answer comes back as it came, its query
- * string is the provider's to read, and its token count is the provider's own.
+ * passthrough, the client's own bytes go on (only the model renamed), its answer comes back as it came, and its query
+ * string is the provider's to read.
  */
 export function sameApiPassthrough(
   client: FormatAdapter,

@@ -51,8 +51,16 @@ export function recordTrace(
     trace.lossyStages = { clientRequest: exchange.request.lossy.length, upstreamRequest: exchange.plan.lossy.length };
   }
   if (exchange.conversationId !== undefined) trace.conversationId = exchange.conversationId;
-  if (typeof ctx.log.inputTokens === "number") trace.inputTokens = ctx.log.inputTokens;
-  if (typeof ctx.log.outputTokens === "number") trace.outputTokens = ctx.log.outputTokens;
+  const usage = exchange.trace.usage;
+  if (usage !== undefined) {
+    trace.inputTokens = usage.inputTokens;
+    // 0 when the upstream reported none: a trace from before these figures were kept has none, and its hit ratio
+    // is unknown rather than nothing.
+    trace.cacheReadTokens = usage.cacheReadInputTokens ?? 0;
+    trace.cacheWriteTokens = usage.cacheCreationInputTokens ?? 0;
+    trace.outputTokens = usage.outputTokens;
+  }
+  if (exchange.switchedFrom !== undefined) trace.switchedFrom = exchange.switchedFrom;
   const requestId = ctx.requestId;
   const logger = state.logger;
   state.store.traces.record(trace).catch((error: unknown) => {

@@ -11,6 +11,7 @@ import { conversationCacheKey } from "./cache-key.js";
 import type { Exchange } from "./exchange.js";
 import { type ClientRequest, forwardsClientQuery, sameApiPassthrough } from "./plan.js";
 import { recordTrace } from "./record-trace.js";
+import { conversationStart, routeKey } from "./route-switch.js";
 import { streamAnswer } from "./stream-answer.js";
 
 export interface ExchangeOptions {
@@ -47,6 +48,16 @@ export async function runExchange(
   // Derived only for a provider that takes one: it hashes the conversation's start.
   if (provider.connection.takesCacheKey === true)
     request.cacheKey ??= conversationCacheKey(ctx.req.headers, request.core, options.conversationId);
+  // Where the conversation's previous answered turn went, if not here: this turn finds none of its prompt cache.
+  const routed = { provider: provider.config.name, model: route.upstreamModel };
+  const turnKey = routeKey(
+    ctx.tenant,
+    ctx.req.headers,
+    request.core.userId,
+    options.conversationId,
+    request.conversationStart ?? conversationStart(request.core),
+  );
+  const switchedFrom = state.routes.switchedFrom(turnKey, routed);
   const plan = await planExchange(request, provider, route.upstreamModel);
   const headers: Record<string, string> = {};
   const lossy = lossyHeaderEntries([...request.lossy, ...plan.lossy], plan.repair);
@@ -62,7 +73,8 @@ export async function runExchange(
     lossy,
     // A query string means something to its own API only: a client of another's keeps it.
     query: forwardsClientQuery(request.format, provider) ? ctx.query : undefined,
-    passthrough: sameApiPassthrough(request.format, provider),
+    // Parley compacting for a provider of the client's own API (one that does not compact): the answer is Parley's.
+    passthrough: plan.compaction === undefined ? sameApiPassthrough(request.format, provider) : undefined,
     tracing: state.config.traces.enabled && state.store !== undefined,
     estimateInputTokens,
     trace: {
@@ -73,6 +85,7 @@ export async function runExchange(
     },
   };
   if (options.keepAnswer !== undefined) exchange.keepAnswer = options.keepAnswer;
+  if (switchedFrom !== undefined) exchange.switchedFrom = switchedFrom;
   const { conversationId } = options;
   if (conversationId !== undefined) {
     exchange.conversationId = conversationId;
@@ -123,6 +136,19 @@ export async function runExchange(
     status = explained instanceof ParleyError ? explained.status : 500;
     throw explained;
   } finally {
+    // Only an answered turn is the conversation's last: after a failed one, its retry is compared with the turn
+    // before, and flagged again if it goes elsewhere; the switch is counted once, answered.
+    if (status !== undefined && status < 400) {
+      state.routes.remember(turnKey, routed);
+      if (switchedFrom !== undefined) {
+        state.metrics.routeSwitches.inc({
+          from_provider: switchedFrom.provider,
+          from_model: switchedFrom.model,
+          provider: routed.provider,
+          model: routed.model,
+        });
+      }
+    }
     recordTrace(ctx, state, exchange, options.clientBodyText, status);
   }
 }

@@ -5,6 +5,7 @@ import type { Context } from "../http/context.js";
 import type { GatewayState } from "../state.js";
 import { appendCapped, arrivalMs, type Exchange, streamArrivals } from "./exchange.js";
 import { encodeOptions } from "./plan.js";
+import { recordUsage } from "./record-usage.js";
 import { isContent } from "./stream-events.js";
 
 /**
@@ -29,10 +30,7 @@ export class UsageObserver implements StreamObserver {
   event(event: StreamEvent): void {
     const provider = this.exchange.provider.config.name;
     if (event.type === "finish") {
-      this.ctx.log.inputTokens = event.usage.inputTokens;
-      this.ctx.log.outputTokens = event.usage.outputTokens;
-      this.state.metrics.tokens.inc({ direction: "input", provider }, event.usage.inputTokens);
-      this.state.metrics.tokens.inc({ direction: "output", provider }, event.usage.outputTokens);
+      recordUsage(this.ctx, this.state, this.exchange, event.usage);
     } else if (!this.firstContentSeen && isContent(event)) {
       this.firstContentSeen = true;
       const elapsed = performance.now() - this.ctx.startedAt;

@@ -17,11 +17,17 @@ export interface RequestLogFields {
   firstTokenMs?: number;
   attempts?: number;
   inputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
   outputTokens?: number;
   errorType?: string;
   conversationId?: string;
   /** The upstream answered a streaming request with one JSON body (relayed as a stream all the same). */
   upstreamIgnoredStream?: boolean;
+  /** Whose token count a client's `count_tokens` got: the provider's own, or the gateway's estimate. */
+  tokenCount?: "upstream" | "estimate";
+  /** Why the provider's own count was not used, where it was asked for one. */
+  tokenCountError?: string;
 }
 
 /** One request on its way through the middleware. */

@@ -62,6 +62,7 @@ export async function handleAnswer(
     ...(converted.includeUsage === undefined ? {} : { includeUsage: converted.includeUsage }),
     ...(answers.state === undefined ? {} : { state: answers.state }),
     ...(answers.id === undefined ? {} : { answerId: answers.id, createdAt: Math.floor(Date.now() / 1000) }),
+    ...(route.kind === "compact" ? { endpoint: "compact" as const } : {}),
   };
   const keep = answers.id;
   await runExchange(ctx, state, request, {

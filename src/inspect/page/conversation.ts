@@ -3,6 +3,7 @@ import { getJson } from "./api.js";
 import { append, button, h, link, time } from "./dom.js";
 import { previousView } from "./exchange.js";
 import { blockView } from "./rows.js";
+import { hitTag, switchNotice, tokenText, totalsText } from "./tokens.js";
 
 /** A stored conversation turn by turn: each exchange, the messages it stored, and what its request changed. */
 export async function showConversation(view: HTMLElement, id: string): Promise<void> {
@@ -17,6 +18,9 @@ export async function showConversation(view: HTMLElement, id: string): Promise<v
       { class: "facts" },
       `${conversation.messages.length} stored messages, ${conversation.traces.length} exchanges`,
     ),
+    conversation.tokens.exchanges > 0 || conversation.tokens.switches > 0
+      ? h("p", { class: "facts conversation-tokens" }, totalsText(conversation.tokens))
+      : false,
   );
   let group: { trace?: TraceRow; messages: TurnView[] } | undefined;
   const groups: Array<NonNullable<typeof group>> = [];
@@ -48,11 +52,14 @@ function turnView(turn: { trace?: TraceRow; messages: TurnView[] }, number: numb
             { class: "facts" },
             "stored by exchange ",
             link(`#/exchange/${encodeURIComponent(trace.id)}`, time(trace.createdAt)),
-            ` · ${trace.status ?? "-"}`,
+            ` · ${trace.status ?? "-"} · `,
+            h("span", { class: "turn-tokens" }, tokenText(trace)),
+            hitTag(trace.cacheHitRatio),
             trace.repairCount > 0 ? h("span", { class: "badge repair" }, `${trace.repairCount} repaired`) : false,
             trace.lossyCount > 0 ? h("span", { class: "badge lossy" }, `${trace.lossyCount} lost`) : false,
           ),
     ),
+    trace === undefined ? false : switchNotice(trace),
     ...turn.messages.map((message) =>
       h(
         "div",

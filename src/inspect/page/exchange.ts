@@ -2,6 +2,7 @@ import type { ExchangeView, PreviousView, StreamView } from "../view-types.js";
 import { getJson, getText } from "./api.js";
 import { append, button, clear, h, link, ms, time } from "./dom.js";
 import { noteView, pairingView } from "./rows.js";
+import { percent, switchNotice, tokenText } from "./tokens.js";
 
 type BodyName = "clientRequest" | "upstreamRequest" | "upstreamResponse" | "clientResponse";
 
@@ -57,7 +58,13 @@ function heading(exchange: ExchangeView): HTMLElement {
     ],
     ["status", String(trace.status ?? "-")],
     ["duration", ms(trace.durationMs)],
-    ["tokens", trace.inputTokens === undefined ? "-" : `${trace.inputTokens} in, ${trace.outputTokens ?? "-"} out`],
+    ["tokens", tokenText(trace)],
+    [
+      "cache hit",
+      trace.cacheHitRatio === undefined
+        ? "-"
+        : `${percent(trace.cacheHitRatio)} of the prompt read from the provider's cache`,
+    ],
     ["request id", trace.requestId],
   ];
   if (trace.conversationId !== undefined) {
@@ -83,6 +90,7 @@ function heading(exchange: ExchangeView): HTMLElement {
       trace.repairCount > 0 ? h("span", { class: "badge repair" }, `${trace.repairCount} repaired`) : false,
       trace.lossyCount > 0 ? h("span", { class: "badge lossy" }, `${trace.lossyCount} lost`) : false,
     ),
+    switchNotice(trace),
     h("dl", {}, ...facts.flatMap(([name, value]) => [h("dt", {}, name), h("dd", {}, value)])),
   );
 }

@@ -1,6 +1,7 @@
 import type { TraceList, TraceRow } from "../view-types.js";
 import { getJson } from "./api.js";
 import { append, clear, h, link, ms, time } from "./dom.js";
+import { count, hitTag, switchText } from "./tokens.js";
 
 /** How often the newest page is asked for while the list is on screen (never while the tab is hidden). */
 const POLL_MS = 1_500;
@@ -123,6 +124,8 @@ function traceRow(trace: TraceRow): HTMLTableRowElement {
   const reports = h("td", { class: "reports" });
   if (trace.repairCount > 0) append(reports, h("span", { class: "badge repair" }, `${trace.repairCount} repaired`));
   if (trace.lossyCount > 0) append(reports, h("span", { class: "badge lossy" }, `${trace.lossyCount} lost`));
+  const switched = switchText(trace);
+  if (switched !== undefined) append(reports, h("span", { class: "badge switch", title: switched }, "model switched"));
   const status = trace.status ?? 0;
   return h(
     "tr",
@@ -135,8 +138,9 @@ function traceRow(trace: TraceRow): HTMLTableRowElement {
     h("td", { class: "number" }, ms(trace.durationMs)),
     h(
       "td",
-      { class: "number" },
-      trace.inputTokens === undefined ? "-" : `${trace.inputTokens} / ${trace.outputTokens ?? "-"}`,
+      { class: "number tokens" },
+      trace.inputTokens === undefined ? "-" : `${count(trace.inputTokens)} / ${count(trace.outputTokens)}`,
+      hitTag(trace.cacheHitRatio),
     ),
     reports,
     h(
