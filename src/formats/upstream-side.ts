@@ -130,6 +130,11 @@ export interface UpstreamConnection {
    */
   readonly takesCacheKey?: boolean;
   /**
+   * This provider's own words for refusing reasoning it cannot verify, where its API's providers differ (Google's
+   * OpenAI-compatible endpoint on the Chat API refuses thought signatures). Absent: its API's `isReasoningRefusal`.
+   */
+  readonly isReasoningRefusal?: ((status: number, body: string) => boolean) | undefined;
+  /**
    * Where a request goes and with which headers: the provider's key and headers, and of the client's headers and
    * query (`clientQuery`, given only when the client speaks this API) what the API's `forwarded` names. `model` is
    * the model the request goes to, for an API that names it in the URL (Gemini).

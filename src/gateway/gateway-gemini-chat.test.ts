@@ -379,6 +379,38 @@ describe("the scripted endpoint refuses as Google's does", () => {
   });
 });
 
+describe("a signature Google's endpoint refuses is resent once as text", () => {
+  test("a client's signature the endpoint did not issue: refused, sent again without it, answered, reported", async () => {
+    const body = {
+      model: "gemini-chat-3",
+      messages: [
+        { role: "user", content: "Read a.txt." },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id: "function-call-0-0",
+              type: "function",
+              function: { name: "Read", arguments: "{}" },
+              extra_content: { google: { thought_signature: "CiQB-not-issued==" } },
+            },
+          ],
+        },
+        { role: "tool", tool_call_id: "function-call-0-0", content: "hello" },
+      ],
+    };
+    const reply: Json = await postJson(`${gateway.url}/v1/chat/completions`, body);
+    expect(reply.status, reply.text.slice(0, 400)).toBe(200);
+    expect(lossyCodes(reply.headers)).toContain("reasoning-refused-resent");
+    expect(google.refused.map((refusal) => refusal.message)).toEqual(["Corrupted thought signature."]);
+    const [first, second] = sent(googleUpstream);
+    expect(callsSent(first!)[0]![0]![1]).toEqual({ google: { thought_signature: "CiQB-not-issued==" } });
+    expect(JSON.stringify(second)).not.toContain("CiQB-not-issued==");
+    expect(sent(googleUpstream)).toHaveLength(2);
+  });
+});
+
 /** A native Gemini answer whole (the scripted turn's), as `generateContent` gives it. */
 function geminiWhole(turn: ScriptedTurn, index: number): Json {
   const frames = turnFrames("gemini", turn, index).map((frame) => JSON.parse(frame.slice("data: ".length)) as Json);

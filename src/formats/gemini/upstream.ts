@@ -42,6 +42,7 @@ export const GEMINI_REASONING_REFUSALS: readonly RegExp[] = [
   /missing a `?thought[_ ]?signature`?/i,
   /thought[_ ]?signature`? (?:is )?(?:invalid|not valid|corrupt)/i,
   /invalid `?thought[_ ]?signature/i,
+  /corrupted thought[_ ]?signature/i,
 ];
 
 /** Parley calling Google's Gemini API, or Vertex AI's `generateContent`. */

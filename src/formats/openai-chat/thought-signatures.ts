@@ -10,6 +10,7 @@ import {
   type ThinkingPart,
   takesSignature,
 } from "../../core/index.js";
+import { refusesReasoning } from "../reasoning-refusal.js";
 import { THOUGHT_SIGNATURE_KEYS, type ThoughtSignatureKey } from "./compat.js";
 import { isRecord } from "./content-to-core.js";
 import type { EncodeContext } from "./encode-context.js";
@@ -150,3 +151,14 @@ function envelopeOf(part: ThinkingPart, origin: ReasoningOrigin): string {
     ? part.signature
     : encodeOriginSignature(origin);
 }
+
+/**
+ * Google's OpenAI-compatible endpoints refusing a thought signature, in their own words: a call of the current turn
+ * without one (`Function call is missing a thought_signature`), or one they did not issue (`Corrupted thought
+ * signature.`). Only a provider whose preset carries signatures says so (`UpstreamConnection.isReasoningRefusal`).
+ */
+export const refusesThoughtSignature = refusesReasoning([
+  /missing a `?thought[_ ]?signature/i,
+  /corrupted thought[_ ]?signature/i,
+  /invalid `?thought[_ ]?signature/i,
+]);

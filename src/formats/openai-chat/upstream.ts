@@ -21,6 +21,7 @@ import { coreToOpenAIRequest } from "./from-core.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
 import { limitsProviderKey, publishedLimits } from "./model-limits.js";
 import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
+import { refusesThoughtSignature } from "./thought-signatures.js";
 import { openaiResponseToCore } from "./to-core.js";
 import { chatTokenCounter } from "./token-count.js";
 import type { OpenAIChatResponse } from "./wire-types.js";
@@ -135,6 +136,9 @@ function connectOpenAI(provider: ProviderSettings): UpstreamConnection {
     target,
     get takesCacheKey() {
       return compat.promptCacheKey;
+    },
+    get isReasoningRefusal() {
+      return compat.thoughtSignatures === "none" ? undefined : refusesThoughtSignature;
     },
     encodeRequest,
     decodeResponse: (body, request) => openaiResponseToCore(body as OpenAIChatResponse, decodeOptions(request)),

@@ -16,6 +16,11 @@ export interface ProviderRuntime {
   binding: string;
 }
 
+/** How the provider says it refused reasoning it could not verify (its own words, else its API's); none: it never does. */
+export function reasoningRefusalOf(provider: ProviderRuntime): ((status: number, body: string) => boolean) | undefined {
+  return provider.connection.isReasoningRefusal ?? provider.adapter.upstream.isReasoningRefusal;
+}
+
 export function buildProviders(config: GatewayConfig): Record<string, ProviderRuntime> {
   const runtimes: Record<string, ProviderRuntime> = {};
   const all = Object.values(config.providers);

@@ -10,6 +10,7 @@ import { answerOnce } from "./answer-once.js";
 import { conversationCacheKey } from "./cache-key.js";
 import type { Exchange } from "./exchange.js";
 import { type ClientRequest, forwardsClientQuery, sameApiPassthrough } from "./plan.js";
+import { reasoningRefusalOf } from "./providers.js";
 import { recordTrace } from "./record-trace.js";
 import { conversationStart, routeKey } from "./route-switch.js";
 import { streamAnswer } from "./stream-answer.js";
@@ -170,7 +171,7 @@ async function resendOnReasoningRefusal(
     await answer(headers);
     return;
   } catch (error) {
-    const refuses = exchange.provider.adapter.upstream.isReasoningRefusal;
+    const refuses = reasoningRefusalOf(exchange.provider);
     const status = error instanceof UpstreamError ? error.upstreamStatus : undefined;
     if (refuses === undefined || status === undefined || ctx.res.headersSent) throw error;
     if (!refuses(status, (error as UpstreamError).body ?? "")) throw error;

@@ -1,6 +1,6 @@
 import type { FormatAdapter } from "../../formats/adapter.js";
 import { type ClientRequest, planUpstream, type UpstreamPlan } from "../exchange/plan.js";
-import type { ProviderRuntime } from "../exchange/providers.js";
+import { type ProviderRuntime, reasoningRefusalOf } from "../exchange/providers.js";
 import type { PreparedRequest } from "./prepare-pool.js";
 
 /**
@@ -44,6 +44,6 @@ export async function planExchange(
     reasoningAsText,
   });
   // Only a provider that may refuse the history's reasoning asks for a second plan; otherwise the thread is free now.
-  if (reasoningAsText || provider.adapter.upstream.isReasoningRefusal === undefined) prepared.release();
+  if (reasoningAsText || reasoningRefusalOf(provider) === undefined) prepared.release();
   return { body: undefined, bodyText: planned.bodyText, lossy: planned.lossy, repair: planned.repair };
 }
