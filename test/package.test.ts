@@ -177,7 +177,7 @@ describe("the npm package", () => {
     console.log(`install: ${(installBytes / MB).toFixed(1)} MB`);
   });
 
-  test("import { repair } bundles under 40 KB, two stream decoders under 60 KB and all three under 70 KB, for a browser", async () => {
+  test("import { repair } bundles under 40 KB, two stream decoders under 64 KB and all three under 70 KB, for a browser", async () => {
     const bundle = async (code: string) => {
       const entry = join(project, `entry-${Math.random().toString(36).slice(2)}.mjs`);
       writeFileSync(entry, code);
@@ -222,8 +222,9 @@ describe("the npm package", () => {
     expect(sizes.repairRoot).toBeLessThan(40 * 1024);
     expect(sizes.repairSubpath).toBeLessThan(40 * 1024);
     // A program pays only for the decoders it imports (measured, minified bytes): the Anthropic and Chat decoders
-    // 57,751, as before the Responses format joined; the Responses one alone 32,097; all three 67,132.
-    expect(sizes.streams).toBeLessThan(60 * 1024);
+    // 57,751, as before the Responses format joined, 61,426 since the Chat one reads Google's thought signatures; the
+    // Responses one alone 32,097 (32,949 now); all three 67,132, 70,818 now.
+    expect(sizes.streams).toBeLessThan(64 * 1024);
     expect(sizes.responses).toBeLessThan(40 * 1024);
     expect(sizes.threeStreams).toBeLessThan(70 * 1024);
     // The whole root bundles for a browser too (no node: import in it), and tree shaking is what keeps it small.

@@ -2,6 +2,7 @@ import type { TextToolCallFormat } from "../../text/text-tool-calls/index.js";
 
 import type { ReasoningMode } from "../adapter.js";
 import type { OpenAIPresetName } from "./preset-names.js";
+import type { ThoughtSignatureKey } from "./signature-keys.js";
 
 export type { ReasoningMode } from "../adapter.js";
 export type { OpenAIPresetName } from "./preset-names.js";
@@ -89,8 +90,6 @@ export interface OpenAICompat {
 }
 
 /** The `extra_content` keys Google's OpenAI-compatible endpoints carry thought signatures under. */
-export const THOUGHT_SIGNATURE_KEYS = ["google", "vertex"] as const;
-export type ThoughtSignatureKey = (typeof THOUGHT_SIGNATURE_KEYS)[number];
 
 /**
  * vLLM's sampling and template parameters beyond OpenAI's (docs.vllm.ai, OpenAI-compatible server, "Extra

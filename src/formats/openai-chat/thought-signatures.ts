@@ -11,9 +11,9 @@ import {
   takesSignature,
 } from "../../core/index.js";
 import { refusesReasoning } from "../reasoning-refusal.js";
-import { THOUGHT_SIGNATURE_KEYS, type ThoughtSignatureKey } from "./compat.js";
 import { isRecord } from "./content-to-core.js";
 import type { EncodeContext } from "./encode-context.js";
+import { THOUGHT_SIGNATURE_KEYS, type ThoughtSignatureKey } from "./signature-keys.js";
 
 /**
  * Gemini's thought signatures as Google's OpenAI-compatible endpoints carry them (ai.google.dev/gemini-api/docs/
@@ -157,7 +157,7 @@ function envelopeOf(part: ThinkingPart, origin: ReasoningOrigin): string {
  * without one (`Function call is missing a thought_signature`), or one they did not issue (`Corrupted thought
  * signature.`). Only a provider whose preset carries signatures says so (`UpstreamConnection.isReasoningRefusal`).
  */
-export const refusesThoughtSignature = refusesReasoning([
+export const refusesThoughtSignature = /* @__PURE__ */ refusesReasoning([
   /missing a `?thought[_ ]?signature/i,
   /corrupted thought[_ ]?signature/i,
   /invalid `?thought[_ ]?signature/i,

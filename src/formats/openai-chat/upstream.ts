@@ -9,17 +9,11 @@ import {
   type UpstreamSide,
 } from "../adapter.js";
 import { bearerDiscovery, bearerTarget } from "../forwarded.js";
-import {
-  type OpenAICompat,
-  PRESETS,
-  presetFromOwners,
-  resolveCompat,
-  THOUGHT_SIGNATURE_KEYS,
-  TOKEN_COUNT_ENDPOINTS,
-} from "./compat.js";
+import { type OpenAICompat, PRESETS, presetFromOwners, resolveCompat, TOKEN_COUNT_ENDPOINTS } from "./compat.js";
 import { coreToOpenAIRequest } from "./from-core.js";
 import { streamErrorFromOpenAI } from "./map-error.js";
 import { limitsProviderKey, publishedLimits } from "./model-limits.js";
+import { THOUGHT_SIGNATURE_KEYS } from "./signature-keys.js";
 import { createOpenAIStreamDecoder, type OpenAIDecodeOptions } from "./stream-decoder.js";
 import { refusesThoughtSignature } from "./thought-signatures.js";
 import { openaiResponseToCore } from "./to-core.js";
