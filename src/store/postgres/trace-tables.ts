@@ -10,6 +10,7 @@ import {
   summaryOf,
   TracePreparer,
   type TraceRow,
+  traceRowValues,
 } from "../traces/trace-prepare.js";
 import { encodeCursor, traceFilterSql } from "../traces/trace-query.js";
 import type { QueuedTrace } from "../traces/trace-queue.js";
@@ -256,31 +257,7 @@ export class PostgresTraceTables {
       const row = trace.row;
       const rowSize = rowBytes(row, trace.meta, refs.length);
       bytes += rowSize;
-      const values = [
-        row.id,
-        row.requestId,
-        row.instant,
-        row.route,
-        row.provider,
-        row.clientModel,
-        row.upstreamModel,
-        row.status,
-        row.durationMs,
-        row.inputTokens,
-        row.cacheReadTokens,
-        row.cacheWriteTokens,
-        row.outputTokens,
-        row.switchedFromProvider,
-        row.switchedFromModel,
-        row.conversationId,
-        row.tenant,
-        row.stream,
-        row.lossyCount,
-        row.repairCount,
-        trace.meta,
-        refs,
-        rowSize,
-      ];
+      const values = [...traceRowValues(row, (stream) => stream), trace.meta, refs, rowSize];
       for (const [column, value] of values.entries()) columns[column]!.push(value);
     }
     await client.query(

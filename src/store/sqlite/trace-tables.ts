@@ -16,6 +16,7 @@ import {
   summaryOf,
   TracePreparer,
   type TraceRow,
+  traceRowValues,
 } from "../traces/trace-prepare.js";
 import { encodeCursor, traceFilterSql } from "../traces/trace-query.js";
 import type { QueuedTrace } from "../traces/trace-queue.js";
@@ -325,26 +326,8 @@ export class SqliteTraceTables {
     const row = trace.row;
     const bytes = rowBytes(row, trace.meta, refs.length + (inline?.length ?? 0));
     this.statements.insertTrace.run(
-      row.id,
-      row.requestId,
-      row.instant,
-      row.route,
-      row.provider,
-      row.clientModel,
-      row.upstreamModel,
-      row.status,
-      row.durationMs,
-      row.inputTokens,
-      row.cacheReadTokens,
-      row.cacheWriteTokens,
-      row.outputTokens,
-      row.switchedFromProvider,
-      row.switchedFromModel,
-      row.conversationId,
-      row.tenant,
-      row.stream === null ? null : row.stream ? 1 : 0,
-      row.lossyCount,
-      row.repairCount,
+      // SQLite keeps a boolean as an integer.
+      ...traceRowValues(row, (stream) => (stream ? 1 : 0)),
       trace.meta,
       refs,
       inline,

@@ -42,6 +42,40 @@ export interface TraceRow {
   repairCount: number;
 }
 
+/**
+ * A row's listed fields in the order both backends' `INSERT INTO traces` names their columns (id, request_id,
+ * created_at, route, provider, client_model, upstream_model, status, duration_ms, input_tokens, cache_read_tokens,
+ * cache_write_tokens, output_tokens, switched_from_provider, switched_from_model, conversation_id, tenant, stream,
+ * lossy_count, repair_count); `stream` as the backend stores a boolean.
+ */
+export function traceRowValues<Flag>(
+  row: TraceRow,
+  flag: (value: boolean) => Flag,
+): Array<string | number | Flag | null> {
+  return [
+    row.id,
+    row.requestId,
+    row.instant,
+    row.route,
+    row.provider,
+    row.clientModel,
+    row.upstreamModel,
+    row.status,
+    row.durationMs,
+    row.inputTokens,
+    row.cacheReadTokens,
+    row.cacheWriteTokens,
+    row.outputTokens,
+    row.switchedFromProvider,
+    row.switchedFromModel,
+    row.conversationId,
+    row.tenant,
+    row.stream === null ? null : flag(row.stream),
+    row.lossyCount,
+    row.repairCount,
+  ];
+}
+
 export interface PreparedBody {
   slot: number;
   form: number;
